@@ -1,0 +1,56 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { EngineContext } from '../context.js';
+import { engineError } from '../core/errors.js';
+import type { AuthMode } from '../http/route.js';
+import type { Principal } from './principal.js';
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Spec 5: the ID token goes in Authorization (with or without "Bearer "), the API key in X-Api-Key. */
+export async function resolvePrincipal(ctx: EngineContext, headers: IncomingHttpHeaders, mode: AuthMode): Promise<Principal | undefined> {
+  if (mode === 'none') return undefined;
+  const authorization = header(headers, 'authorization')?.trim();
+  const apiKey = header(headers, 'x-api-key')?.trim();
+  if (mode === 'apiKey') {
+    if (!apiKey) {
+      throw engineError(
+        authorization ? 'WRONG_AUTH_SCHEME' : 'UNAUTHENTICATED',
+        'private paths take an API key in the X-Api-Key header, not an ID token',
+      );
+    }
+    return principalFromKey(ctx, apiKey);
+  }
+  if (mode === 'idToken') {
+    if (!authorization) {
+      throw engineError(
+        apiKey ? 'WRONG_AUTH_SCHEME' : 'UNAUTHENTICATED',
+        'this path takes the ID token in the Authorization header; API keys go to /broker/private/… paths',
+      );
+    }
+    return ctx.tokens.verifyIdToken(stripBearer(authorization));
+  }
+  if (apiKey) return principalFromKey(ctx, apiKey);
+  if (authorization) return ctx.tokens.verifyIdToken(stripBearer(authorization));
+  throw engineError('UNAUTHENTICATED', 'send the ID token in Authorization or an API key in X-Api-Key');
+}
+
+function stripBearer(value: string): string {
+  return value.replace(/^Bearer\s+/i, '');
+}
+
+async function principalFromKey(ctx: EngineContext, value: string): Promise<Principal> {
+  const key = await ctx.apiKeys.findActiveByValue(value);
+  if (!key) throw engineError('INVALID_API_KEY');
+  // Spec 5.3: a key has no method restrictions.
+  return {
+    organizationId: key.organizationId,
+    userId: undefined,
+    role: 'api-key',
+    permissions: ['read', 'write'],
+    scheme: 'apiKey',
+    apiKeyId: key.id,
+  };
+}

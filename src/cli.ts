@@ -1,0 +1,52 @@
+import { parseArgs } from 'node:util';
+import { CONFIG_VARIABLES, ConfigError, ROLES } from './core/config.js';
+import { startEngine } from './engine.js';
+
+const HELP = `engine: media pipeline engine (live channels, VOD encoding, server-side ad insertion)
+
+Usage:
+  engine [start] [--roles api,ssai,worker,packager]   run the engine (all roles by default)
+  engine --help                                       this text
+
+Roles (--roles or ENGINE_ROLES): ${ROLES.join(', ')}
+  api       the REST interface (auth service, live service, broker)
+  ssai      the manifest proxy (/v1/master, /v1/manifest, /v1/segment, /v1/tracking)
+  worker    the VOD encode worker and ad creative preparation
+  packager  the live channel runtime
+
+Configuration (environment variables):
+${CONFIG_VARIABLES.map(([name, fallback, meaning]) => `  ${name.padEnd(22)} ${meaning}\n  ${''.padEnd(22)} default: ${fallback}`).join('\n')}
+`;
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' }, roles: { type: 'string' }, reloads: { type: 'string' } },
+  });
+  const command = positionals[0] ?? 'start';
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (command !== 'start') {
+    process.stderr.write(`unknown command ${command}\n\n${HELP}`);
+    process.exitCode = 2;
+    return;
+  }
+  const engine = await startEngine(values.roles ? { roles: values.roles } : {});
+  const stop = (signal: string) => {
+    engine.ctx.logger.info({ signal }, 'stopping');
+    void engine.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`engine: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`engine: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

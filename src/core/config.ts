@@ -1,0 +1,120 @@
+// The only module that reads process.env (STYLE.md rule 6): parsed once at boot, frozen, passed down.
+import path from 'node:path';
+import { z } from 'zod';
+
+export const ROLES = ['api', 'ssai', 'worker', 'packager'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Every configuration variable, with its default and meaning; `engine --help` prints this table. */
+export const CONFIG_VARIABLES = [
+  ['PORT', '8080', 'the one port of the all-in-one process'],
+  ['HOST', '0.0.0.0', 'the address to listen on'],
+  ['PUBLIC_URL', 'http://localhost:$PORT', 'base of every URL the engine hands out (masterEndpoint, media, archives)'],
+  ['DATA_DIR', './data', 'SQLite file, media store, archives, logs of ffmpeg runs'],
+  ['DATABASE_URL', 'SQLite in DATA_DIR', 'postgres://… for scale-out'],
+  ['REDIS_URL', 'unset (in-memory)', 'redis://… for shared SSAI sessions and caches'],
+  ['ENGINE_ADMIN_EMAIL', 'admin@localhost', "the default organization's master account"],
+  ['ENGINE_ADMIN_PASSWORD', 'generated and printed once at first start', "the master account's password"],
+  ['FFMPEG_PATH', 'ffmpeg on PATH', 'the ffmpeg binary'],
+  ['FFPROBE_PATH', 'ffprobe on PATH', 'the ffprobe binary'],
+  ['ENGINE_ROLES', 'api,ssai,worker,packager', 'roles this process runs (same as --roles)'],
+  ['ENGINE_REGIONS', 'local', 'comma-separated region names; the first is the default region'],
+  ['ENGINE_SECRET_KEY', 'generated into DATA_DIR/keys/master.key', 'base64 of 32 bytes that encrypts API keys at rest; give every instance the same'],
+  ['LOG_LEVEL', 'info', 'pino log level (fatal, error, warn, info, debug, trace, silent)'],
+] as const;
+
+const rolesSchema = z
+  .string()
+  .transform((value) => value.split(',').map((role) => role.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(ROLES)).min(1));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave unset for SQLite)')
+    .optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  ENGINE_ADMIN_EMAIL: z.email().default('admin@localhost'),
+  ENGINE_ADMIN_PASSWORD: z.string().min(8, 'must have at least 8 characters').optional(),
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+  ENGINE_ROLES: rolesSchema.default(['api', 'ssai', 'worker', 'packager']),
+  ENGINE_REGIONS: z
+    .string()
+    .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[a-z0-9-]{1,64}$/, 'region names are a-z, 0-9 and -')).min(1))
+    .default(['local']),
+  ENGINE_SECRET_KEY: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface EngineConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly adminEmail: string;
+  readonly adminPassword: string | undefined;
+  readonly ffmpegPath: string;
+  readonly ffprobePath: string;
+  readonly roles: readonly Role[];
+  readonly regions: readonly string[];
+  readonly defaultRegion: string;
+  readonly secretKey: string | undefined;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`configuration variable ${variable}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, roleOverride?: string): EngineConfig {
+  const source = { ...env };
+  if (roleOverride !== undefined) source.ENGINE_ROLES = roleOverride;
+  // Empty strings mean "unset", as in most shells' `VAR= cmd` usage.
+  for (const key of Object.keys(source)) if (source[key] === '') delete source[key];
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue?.path[0] ?? 'unknown');
+    throw new ConfigError(variable, issue?.message ?? 'invalid value');
+  }
+  const value = parsed.data;
+  const publicUrl = (value.PUBLIC_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, '');
+  const [defaultRegion] = value.ENGINE_REGIONS;
+  return Object.freeze({
+    port: value.PORT,
+    host: value.HOST,
+    publicUrl,
+    dataDir: path.resolve(value.DATA_DIR),
+    databaseUrl: value.DATABASE_URL,
+    redisUrl: value.REDIS_URL,
+    adminEmail: value.ENGINE_ADMIN_EMAIL,
+    adminPassword: value.ENGINE_ADMIN_PASSWORD,
+    ffmpegPath: value.FFMPEG_PATH,
+    ffprobePath: value.FFPROBE_PATH,
+    roles: Object.freeze([...new Set(value.ENGINE_ROLES)]),
+    regions: Object.freeze(value.ENGINE_REGIONS),
+    defaultRegion: defaultRegion ?? 'local',
+    secretKey: value.ENGINE_SECRET_KEY,
+    logLevel: value.LOG_LEVEL,
+  });
+}
+
+/** A config with a changed public URL, for servers that learn their port only after listening on 0. */
+export function withPublicUrl(config: EngineConfig, publicUrl: string): EngineConfig {
+  return Object.freeze({ ...config, publicUrl: publicUrl.replace(/\/+$/, '') });
+}

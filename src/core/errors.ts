@@ -1,0 +1,84 @@
+// One error catalogue for the control plane (STYLE.md rule 4): stable code, HTTP status, message.
+// Consumers branch on `code` through isEngineError(), never instanceof. Retired codes are never reused.
+
+export const ERROR_CATALOGUE = {
+  VALIDATION_FAILED: { status: 400, message: 'The request is invalid' },
+  MALFORMED_JSON: { status: 400, message: 'The request body is not valid JSON' },
+  RANGE_TOO_LONG: { status: 400, message: 'The requested range is too long' },
+  UNAUTHENTICATED: { status: 401, message: 'Credentials are missing' },
+  INVALID_CREDENTIALS: { status: 401, message: 'Email or password is wrong' },
+  INVALID_TOKEN: { status: 401, message: 'The token is invalid or expired' },
+  INVALID_API_KEY: { status: 401, message: 'The API key is unknown, inactive or deleted' },
+  WRONG_AUTH_SCHEME: { status: 401, message: 'This path takes another authentication scheme' },
+  FORBIDDEN: { status: 403, message: 'Your role does not allow this' },
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state' },
+  ALREADY_EXISTS: { status: 409, message: 'The item already exists' },
+  WORKFLOW_LOCKED: { status: 409, message: 'The workflow is locked while its channel changes state' },
+  WORKFLOW_START_FAILED: { status: 409, message: 'The workflow failed to start earlier and cannot be started again' },
+  CHANNEL_NOT_RUNNING: { status: 409, message: 'The channel is not running' },
+  INPUT_IN_USE: { status: 409, message: 'The input is in use' },
+  DEVICE_HAS_INPUT: { status: 409, message: 'The device already has a managed input' },
+  META_GROUP_IN_USE: { status: 409, message: 'The meta group is in use' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is beyond the end of the file' },
+  UNSUPPORTED_MEDIA: { status: 415, message: 'The content type is not supported' },
+  RATE_LIMITED: { status: 429, message: 'Too many attempts; retry later' },
+  UPSTREAM_FAILED: { status: 502, message: 'An upstream server failed' },
+  RUNTIME_UNAVAILABLE: { status: 503, message: 'The runtime for this operation is not available' },
+  INTERNAL: { status: 500, message: 'Internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export class EngineError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    description?: string,
+    readonly details?: { fields?: FieldProblem[]; retryAfterSeconds?: number },
+  ) {
+    super(description ?? ERROR_CATALOGUE[code].message);
+    this.name = 'EngineError';
+    this.status = ERROR_CATALOGUE[code].status;
+  }
+}
+
+export function engineError(code: ErrorCode, description?: string, details?: EngineError['details']): EngineError {
+  return new EngineError(code, description, details);
+}
+
+export function isEngineError(value: unknown): value is EngineError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'code' in value &&
+    typeof (value as { code: unknown }).code === 'string' &&
+    (value as { code: string }).code in ERROR_CATALOGUE &&
+    'status' in value
+  );
+}
+
+export interface ErrorBody {
+  status: false;
+  code: string;
+  description: string;
+  fields?: FieldProblem[];
+}
+
+export function errorBody(error: EngineError): ErrorBody {
+  const body: ErrorBody = { status: false, code: error.code, description: error.message };
+  if (error.details?.fields) body.fields = error.details.fields;
+  return body;
+}
+
+/** Shortcut for the 404 of an unknown or other organization's id. */
+export function notFound(what: string, id: string): EngineError {
+  return engineError('NOT_FOUND', `${what} ${id} does not exist`);
+}

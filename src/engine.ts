@@ -1,0 +1,124 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig, withPublicUrl, type EngineConfig } from './core/config.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { createLogger, type Logger } from './core/logger.js';
+import { createMetrics } from './core/metrics.js';
+import { openStore } from './store/database.js';
+import { KeyVault } from './api-keys/key-vault.js';
+import { ApiKeyStore } from './api-keys/api-key.store.js';
+import { loadOrCreateSigningKey } from './auth/signing-keys.js';
+import { TokenService } from './auth/token.service.js';
+import { LoginRateLimiter } from './auth/rate-limiter.js';
+import type { EngineContext } from './context.js';
+import { ensureDefaultOrganization } from './organizations/bootstrap.js';
+import { createApp } from './http/app.js';
+import { systemMount } from './http/system.router.js';
+import type { RouteSpec } from './http/route.js';
+import type { EnginePart } from './part.js';
+import { ENGINE_PARTS } from './parts.js';
+
+export interface EngineOptions {
+  /** environment to parse instead of process.env (tests) */
+  env?: Record<string, string | undefined>;
+  roles?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** PostgreSQL schema (tests isolate themselves) */
+  databaseSchema?: string;
+  parts?: EnginePart[];
+}
+
+export interface RunningEngine {
+  ctx: EngineContext;
+  url: string;
+  server: http.Server;
+  defaultOrganizationId: string;
+  /** set on the first start when ENGINE_ADMIN_PASSWORD was not given */
+  generatedAdminPassword: string | undefined;
+  close(): Promise<void>;
+}
+
+/** Builds and starts every part of this process's roles on one port. */
+export async function startEngine(options: EngineOptions = {}): Promise<RunningEngine> {
+  let config: EngineConfig = loadConfig(options.env ?? process.env, options.roles);
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const clock = options.clock ?? systemClock;
+  const closers: Array<() => Promise<void> | void> = [];
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.databaseSchema ? { schema: options.databaseSchema } : {}) });
+  closers.push(() => store.close());
+  try {
+    const vault = KeyVault.open(config.secretKey, config.dataDir);
+    const signingKey = await loadOrCreateSigningKey(store.db, clock.nowMs());
+    const ctx: EngineContext = {
+      config,
+      logger,
+      clock,
+      store,
+      metrics: createMetrics(),
+      vault,
+      tokens: new TokenService(store.db, signingKey, clock),
+      apiKeys: new ApiKeyStore(store.db, vault),
+      loginLimiter: new LoginRateLimiter(clock),
+      services: {},
+      onClose: (closer) => closers.push(closer),
+    };
+    const { organizationId, generatedPassword } = await ensureDefaultOrganization(ctx);
+    if (generatedPassword) {
+      logger.warn({ email: config.adminEmail }, 'generated a password for the master account; it is shown once on stderr');
+      process.stderr.write(`\nMaster account: ${config.adminEmail}\nPassword (shown once): ${generatedPassword}\n\n`);
+    }
+
+    const parts = (options.parts ?? ENGINE_PARTS).filter((part) => part.roles.some((role) => config.roles.includes(role)));
+    for (const part of parts) await part.init?.(ctx);
+
+    const routes: RouteSpec[] = [];
+    const server = http.createServer();
+    // The port is known only after listen when PORT=0; URLs handed out need it, so routes are built after.
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    closers.push(() => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }));
+    const port = (server.address() as AddressInfo).port;
+    if (config.port === 0 && !options.env?.PUBLIC_URL) config = withPublicUrl(config, `http://127.0.0.1:${port}`);
+    ctx.config = config;
+
+    if (config.roles.includes('api')) routes.push(...parts.flatMap((part) => part.routes?.(ctx) ?? []));
+    const mounts = [systemMount(ctx, () => routes), ...parts.flatMap((part) => part.mounts?.(ctx) ?? [])];
+    const app = createApp(ctx, routes, mounts);
+    const rawHandlers = parts.flatMap((part) => (part.rawHandler ? [part.rawHandler(ctx)] : []));
+    server.on('request', (req, res) => {
+      for (const handle of rawHandlers) if (handle(req, res)) return;
+      app(req, res);
+    });
+    for (const part of parts) await part.start?.(ctx);
+    logger.info({ url: config.publicUrl, port, roles: config.roles, database: store.dialect, parts: parts.map((p) => p.name) }, 'engine started');
+
+    let closing: Promise<void> | undefined;
+    return {
+      ctx,
+      url: `http://127.0.0.1:${port}`,
+      server,
+      defaultOrganizationId: organizationId,
+      generatedAdminPassword: generatedPassword,
+      close: () => (closing ??= runClosers(closers, logger)),
+    };
+  } catch (error) {
+    await runClosers(closers, logger);
+    throw error;
+  }
+}
+
+async function runClosers(closers: Array<() => Promise<void> | void>, logger: Logger): Promise<void> {
+  for (const closer of closers.reverse()) {
+    try {
+      await closer();
+    } catch (error) {
+      logger.warn({ err: error }, 'a closer failed during shutdown');
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, ConfigError } from '../../../src/core/config.js';
+import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
+
+describe('health, metrics, OpenAPI and configuration', () => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startTestEngine();
+  });
+  afterAll(async () => engine?.close());
+
+  it('answers /healthz and /readyz with the database reachable', async () => {
+    expect((await engine.api('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await engine.api('GET', '/readyz')).body).toEqual({ status: 'ready', database: 'ok' });
+  });
+
+  it('counts requests by route and status in /metrics', async () => {
+    await engine.api('GET', '/healthz');
+    const text = (await engine.api('GET', '/metrics')).body as string;
+    expect(text).toMatch(/engine_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect(text).toContain('engine_http_request_duration_seconds_bucket');
+  });
+
+  it('serves an OpenAPI 3.1 document built from the route schemas and a local docs page', async () => {
+    const doc = (await engine.api('GET', '/openapi.json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/auth/authorize'].post.requestBody.content['application/json'].schema.required).toEqual(['email', 'password']);
+    expect(doc.paths['/broker/api-keys/{guid}'].get).toBeDefined();
+    const page = await fetch(`${engine.url}/docs`);
+    expect(await page.text()).toContain('/docs/assets/swagger-ui-bundle.js');
+    const asset = await fetch(`${engine.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+  });
+
+  it('names the bad variable in a configuration error', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrowError(ConfigError);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrowError(/PORT/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrowError(/DATABASE_URL/);
+    expect(() => loadConfig({ ENGINE_ROLES: 'api,nope' })).toThrowError(/ENGINE_ROLES/);
+    expect(loadConfig({ PORT: '9000' }).publicUrl).toBe('http://localhost:9000');
+  });
+
+  it('keeps data across a restart on the same data directory', async () => {
+    const first = await startTestEngine();
+    const tokens = await first.login();
+    const created = await first.api('POST', '/images/meta', { headers: { Authorization: tokens.IdToken }, body: { meta: { k: 'v' } } });
+    await first.close();
+    const second = await startTestEngine({ dataDir: first.dataDir });
+    // Tokens survive: the signing key is kept in the store.
+    const read = await second.api('GET', `/images/meta/${created.body.guid}`, { headers: { Authorization: tokens.IdToken } });
+    expect(read.body.data.meta).toEqual({ k: 'v' });
+    await second.close();
+  });
+});
