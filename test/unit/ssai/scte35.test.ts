@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 import { describe, expect, it } from 'vitest';
 import {
   crc32Mpeg2, cueDirection, cueDurationSeconds, cueEventId, decodeScte35, encodeScte35,
@@ -8,9 +8,9 @@ import {
 
 type Expected = Record<string, unknown> & { descriptors?: Record<string, unknown>[] };
 type Sample = { name: string; base64: string; expect: Expected };
-const vectors = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../../../shared/vectors/scte35-samples.json', import.meta.url)), 'utf8'),
-) as { samples: Sample[] };
+const vectors = (VECTORS_DIR
+  ? JSON.parse(readFileSync(vectorPath('scte35-samples.json'), 'utf8'))
+  : { samples: [] }) as { samples: Sample[] };
 
 // Maps the vector file's snake_case names onto the decoder's fields.
 function flatten(info: SpliceInfo): Record<string, unknown> {
@@ -39,7 +39,7 @@ function flattenDescriptor(d: SpliceInfo['descriptors'][number]): Record<string,
   };
 }
 
-describe('scte35 decoder', () => {
+describe.skipIf(!VECTORS_DIR)('scte35 decoder', () => {
   it('reads the four published SCTE 35 samples', () => {
     expect(vectors.samples.length).toBeGreaterThanOrEqual(4);
   });
@@ -108,7 +108,7 @@ describe('scte35 decoder', () => {
   });
 });
 
-describe('scte35 encoder', () => {
+describe.skipIf(!VECTORS_DIR)('scte35 encoder', () => {
   it('round-trips a splice_insert with break duration and avail descriptor', () => {
     const enc = encodeScte35({
       command: 'splice_insert', availDescriptor: 309,
