@@ -38,7 +38,8 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave unset for SQLite)')
     .optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
-  ENGINE_ADMIN_EMAIL: z.email().default('admin@localhost'),
+  // Local names such as admin@localhost are valid here, so no strict RFC domain check.
+  ENGINE_ADMIN_EMAIL: z.string().regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address').default('admin@localhost'),
   ENGINE_ADMIN_PASSWORD: z.string().min(8, 'must have at least 8 characters').optional(),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),

@@ -38,6 +38,8 @@ describe('health, metrics, OpenAPI and configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrowError(/DATABASE_URL/);
     expect(() => loadConfig({ ENGINE_ROLES: 'api,nope' })).toThrowError(/ENGINE_ROLES/);
     expect(loadConfig({ PORT: '9000' }).publicUrl).toBe('http://localhost:9000');
+    expect(loadConfig({ ENGINE_ADMIN_EMAIL: 'admin@localhost' }).adminEmail).toBe('admin@localhost');
+    expect(() => loadConfig({ ENGINE_ADMIN_EMAIL: 'not an email' })).toThrowError(/ENGINE_ADMIN_EMAIL/);
   });
 
   it('keeps data across a restart on the same data directory', async () => {
