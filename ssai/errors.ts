@@ -1,0 +1,36 @@
+// The SSAI error catalogue (STYLE.md rule 4): stable code, HTTP status, message. Codes are never reused once retired.
+// Values, not thrown Errors: the hot path returns them and the HTTP handler answers with toErrorBody().
+
+export const SSAI_ERRORS = {
+  ORIGIN_TIMEOUT: { status: 504, message: 'The origin did not answer in time' },
+  ORIGIN_NOT_HLS: { status: 502, message: 'The origin answered with something that is not an HLS playlist' },
+  ORIGIN_TOO_LARGE: { status: 502, message: 'The origin playlist is larger than the limit' },
+  /** status is the origin's own (4xx passed through); 502 when the origin answers 5xx or the connection fails */
+  ORIGIN_HTTP_ERROR: { status: 502, message: 'The origin answered with an error' },
+  ADINSERT_NOT_FOUND: { status: 404, message: 'No ad-insertion configuration with this guid' },
+  ADINSERT_NOT_LIVE: { status: 400, message: 'This ad-insertion configuration is of type broker and cannot serve live playback' },
+  SESSION_NOT_FOUND: { status: 404, message: 'The playback session is unknown or expired' },
+  VARIANT_NOT_FOUND: { status: 404, message: 'The session has no playlist with this number' },
+  SEGMENT_NOT_FOUND: { status: 404, message: 'The session has no ad segment at this address' },
+  BAD_PLAYBACK_PATH: { status: 400, message: 'The playback path is malformed' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type SsaiErrorCode = keyof typeof SSAI_ERRORS;
+export type SsaiError = { readonly kind: 'ssai-error'; readonly code: SsaiErrorCode; readonly status: number; readonly message: string };
+
+/** Builds a catalogue error; `status` overrides only for ORIGIN_HTTP_ERROR (origin 4xx pass-through). */
+export function ssaiError(code: SsaiErrorCode, message?: string, status?: number): SsaiError {
+  const entry = SSAI_ERRORS[code];
+  const s = code === 'ORIGIN_HTTP_ERROR' && status !== undefined && status >= 400 && status < 500 ? status : entry.status;
+  return { kind: 'ssai-error', code, status: s, message: message ?? entry.message };
+}
+
+export function isSsaiError(value: unknown): value is SsaiError {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'ssai-error' &&
+    typeof (value as { code?: unknown }).code === 'string' && (value as { code: string }).code in SSAI_ERRORS;
+}
+
+/** JSON body of DESIGN.md's error convention. */
+export function toErrorBody(err: SsaiError): { status: false; code: SsaiErrorCode; description: string } {
+  return { status: false, code: err.code, description: err.message };
+}

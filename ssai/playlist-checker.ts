@@ -1,0 +1,112 @@
+// RFC 8216 conformance checks for media playlists, alone and across two successive reloads of a live window.
+// Used by tests of the proxy and by `engine check-playlist URL` (issue 5 point 5).
+import { parseAttributes, scanMediaPlaylist, type MediaPlaylist, type MediaSegment } from './playlist-scanner.js';
+
+export type FindingRule =
+  | 'NOT_HLS' | 'MISSING_EXTM3U' | 'MISSING_TARGETDURATION' | 'SEGMENT_OVER_TARGET' | 'EXTINF_WITHOUT_URI' | 'URI_WITHOUT_EXTINF'
+  | 'DATERANGE_WITHOUT_PDT' | 'DATERANGE_INCOMPLETE' | 'NO_SEGMENTS'
+  | 'MEDIA_SEQUENCE_DECREASED' | 'MEDIA_SEQUENCE_MISMATCH' | 'DISCONTINUITY_SEQUENCE_DECREASED' | 'DISCONTINUITY_SEQUENCE_MISMATCH' | 'DISCONTINUITY_NOT_BUMPED'
+  | 'TARGETDURATION_CHANGED' | 'ENDLIST_REMOVED' | 'ENDED_PLAYLIST_CHANGED' | 'EVENT_SEGMENTS_REMOVED' | 'SEGMENT_CHANGED';
+export type Finding = { rule: FindingRule; severity: 'error' | 'warning'; message: string; line: number };
+
+const err = (rule: FindingRule, message: string, line = 0): Finding => ({ rule, severity: 'error', message, line });
+
+/** Checks one media playlist text on its own. */
+export function checkMediaPlaylist(text: string): Finding[] {
+  const findings: Finding[] = [];
+  const first = text.replace(/^\uFEFF/, '').split('\n', 1)[0]?.trim();
+  if (first !== '#EXTM3U') findings.push(err('MISSING_EXTM3U', 'the first line must be #EXTM3U (RFC 8216 §4.3.1.1)', 1));
+  const { playlist, error } = scanMediaPlaylist(text);
+  if (!playlist) {
+    if (error.code !== 'NOT_HLS' || first === '#EXTM3U') findings.push(err('NOT_HLS', error.message, error.line));
+    return findings;
+  }
+  // Line-level pass: the scanner skips what it cannot attach, so pairing of EXTINF and URI is checked here.
+  let pendingInf = 0;
+  text.split('\n').forEach((raw, i) => {
+    const l = raw.trim();
+    if (!l || (l.startsWith('#') && !l.startsWith('#EXT'))) return;
+    if (l.startsWith('#EXTINF')) {
+      if (pendingInf) findings.push(err('EXTINF_WITHOUT_URI', 'EXTINF is not followed by a URI line (RFC 8216 §4.3.2.1)', pendingInf));
+      pendingInf = i + 1;
+    } else if (!l.startsWith('#')) {
+      if (!pendingInf) findings.push(err('URI_WITHOUT_EXTINF', 'a media segment URI must follow an EXTINF tag', i + 1));
+      pendingInf = 0;
+    }
+  });
+  if (pendingInf) findings.push(err('EXTINF_WITHOUT_URI', 'EXTINF is not followed by a URI line (RFC 8216 §4.3.2.1)', pendingInf));
+  if (!playlist.hasTargetDuration) findings.push(err('MISSING_TARGETDURATION', 'EXT-X-TARGETDURATION is required (RFC 8216 §4.3.3.1)', 1));
+  else {
+    for (const s of playlist.segments) {
+      if (Math.round(s.duration) > playlist.targetDuration) {
+        findings.push(err('SEGMENT_OVER_TARGET', `segment of ${s.duration}s rounds above the target duration ${playlist.targetDuration}s (RFC 8216 §4.3.3.1)`, s.line - 1));
+      }
+    }
+  }
+  if (!playlist.segments.length && !playlist.endList) findings.push({ rule: 'NO_SEGMENTS', severity: 'warning', message: 'a live playlist without segments', line: 0 });
+  const hasPdt = playlist.segments.some((s) => s.programDateTime !== undefined);
+  for (const s of playlist.segments) {
+    for (const t of s.tags) {
+      if (t.name !== 'EXT-X-DATERANGE') continue;
+      if (!hasPdt) findings.push(err('DATERANGE_WITHOUT_PDT', 'a playlist with EXT-X-DATERANGE must carry EXT-X-PROGRAM-DATE-TIME (RFC 8216 §4.3.2.7)', t.line));
+      const a = parseAttributes(t.value);
+      if (!a.ID || !a['START-DATE']) findings.push(err('DATERANGE_INCOMPLETE', 'EXT-X-DATERANGE needs ID and START-DATE', t.line));
+    }
+  }
+  return findings;
+}
+
+const keyOf = (s: MediaSegment): string => `${s.uri} ${s.byteRange ?? ''}`;
+
+/** Checks what RFC 8216 §6.2.2 requires between two successive reloads of the same media playlist. */
+export function checkReload(prev: MediaPlaylist, cur: MediaPlaylist): Finding[] {
+  const findings: Finding[] = [];
+  if (cur.mediaSequence < prev.mediaSequence) {
+    findings.push(err('MEDIA_SEQUENCE_DECREASED', `EXT-X-MEDIA-SEQUENCE went from ${prev.mediaSequence} to ${cur.mediaSequence}`));
+  }
+  if (cur.discontinuitySequence < prev.discontinuitySequence) {
+    findings.push(err('DISCONTINUITY_SEQUENCE_DECREASED', `EXT-X-DISCONTINUITY-SEQUENCE went from ${prev.discontinuitySequence} to ${cur.discontinuitySequence}`));
+  }
+  const slidOut = prev.segments.filter((s) => s.mediaSequence < cur.mediaSequence);
+  if (slidOut.length && slidOut.length < prev.segments.length) {
+    const expected = prev.discontinuitySequence + slidOut.filter((s) => s.discontinuity).length;
+    if (cur.discontinuitySequence !== expected) {
+      findings.push(err('DISCONTINUITY_NOT_BUMPED', `EXT-X-DISCONTINUITY-SEQUENCE is ${cur.discontinuitySequence}, expected ${expected} after ${slidOut.length} segments slid out (RFC 8216 §6.2.2)`));
+    }
+  }
+  if (cur.targetDuration !== prev.targetDuration) {
+    findings.push(err('TARGETDURATION_CHANGED', `EXT-X-TARGETDURATION changed from ${prev.targetDuration} to ${cur.targetDuration} (RFC 8216 §6.2.1)`));
+  }
+  if (prev.endList && !cur.endList) findings.push(err('ENDLIST_REMOVED', 'EXT-X-ENDLIST disappeared on reload'));
+  const prevBySeq = new Map(prev.segments.map((s) => [s.mediaSequence, s]));
+  const prevByKey = new Map(prev.segments.map((s) => [keyOf(s), s]));
+  for (const s of cur.segments) {
+    const before = prevByKey.get(keyOf(s));
+    if (before && before.mediaSequence !== s.mediaSequence) {
+      findings.push(err('MEDIA_SEQUENCE_MISMATCH', `${s.uri} had media sequence ${before.mediaSequence}, now ${s.mediaSequence}`, s.line));
+    }
+    if (before && before.discontinuitySequence !== s.discontinuitySequence) {
+      findings.push(err('DISCONTINUITY_SEQUENCE_MISMATCH', `${s.uri} had discontinuity sequence ${before.discontinuitySequence}, now ${s.discontinuitySequence}: a DISCONTINUITY slid out without a sequence bump, or the reverse`, s.line));
+    }
+    const sameSeq = prevBySeq.get(s.mediaSequence);
+    if (sameSeq && keyOf(sameSeq) !== keyOf(s)) {
+      findings.push(err('SEGMENT_CHANGED', `media sequence ${s.mediaSequence} was ${sameSeq.uri}, now ${s.uri}`, s.line));
+    }
+  }
+  if (prev.endList && (cur.segments.length !== prev.segments.length || cur.mediaSequence !== prev.mediaSequence)) {
+    findings.push(err('ENDED_PLAYLIST_CHANGED', 'a playlist with EXT-X-ENDLIST must not change'));
+  }
+  if (prev.playlistType === 'EVENT' && cur.mediaSequence !== prev.mediaSequence) {
+    findings.push(err('EVENT_SEGMENTS_REMOVED', 'an EVENT playlist must not remove segments'));
+  }
+  return findings;
+}
+
+/** Both checks on texts: the current playlist alone, and against the previous reload when given. */
+export function checkPlaylist(text: string, previousText?: string): Finding[] {
+  const findings = checkMediaPlaylist(text);
+  if (previousText === undefined) return findings;
+  const prev = scanMediaPlaylist(previousText).playlist;
+  const cur = scanMediaPlaylist(text).playlist;
+  return prev && cur ? [...findings, ...checkReload(prev, cur)] : findings;
+}

@@ -1,0 +1,268 @@
+// Ad decisions over VAST 2–4 and VMAP (issue 5 "Ad decisions"): fills the ad server URL template, follows wrappers
+// up to 5 deep inside one 3 s budget, and returns linear creatives. Failures are classified values, never throws:
+// an ad failure is non-fatal and the avail plays content or slate (STYLE.md rule 5).
+import { DOMParser } from '@xmldom/xmldom';
+import { VASTClient } from '@dailymotion/vast-client';
+import { createRequire } from 'node:module';
+import { request } from 'undici';
+import type { SpliceInfo } from './scte35.js';
+
+export type MediaFileInfo = { url: string; type: string; width: number; height: number; bitrate: number };
+export type TrackingEvents = {
+  impression: string[]; start: string[]; firstQuartile: string[]; midpoint: string[]; thirdQuartile: string[]; complete: string[]; error: string[];
+};
+export type LinearAd = { adId: string; creativeId: string; sequence?: number; duration: number; mediaFiles: MediaFileInfo[]; trackingEvents: TrackingEvents };
+
+export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
+export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };
+export type AdDecisionResult = { ok: true; ads: LinearAd[] } | { ok: false; error: AdDecisionError };
+
+export type AdDecisionRequest = {
+  /** the configuration's ad_server, with [variables] */
+  adServerUrl: string;
+  sessionId: string;
+  availIndex: number;
+  availDuration: number;
+  scte35?: SpliceInfo;
+  /** `ads.<name>` query parameters of the player, without the prefix */
+  playerParams?: Record<string, string>;
+};
+
+/** The seam the proxy depends on (STYLE.md rule 7): tests and other ad servers plug in here. */
+export interface AdDecisionClient {
+  decide(req: AdDecisionRequest): Promise<AdDecisionResult>;
+}
+
+export type VastDecisionOptions = {
+  /** whole wrapper chain budget, ms */
+  budgetMs?: number;
+  maxWrapperDepth?: number;
+  /** largest VAST/VMAP body accepted, bytes */
+  maxBodyBytes?: number;
+  random?: () => number;
+  now?: () => number;
+};
+
+/** Flat `[scte.<field>]` values of a decoded cue, named after the SCTE 35 syntax elements. */
+export function scteTemplateFields(info: SpliceInfo | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!info) return out;
+  const c = info.command;
+  if (c.type === 'splice_insert') {
+    Object.assign(out, { event_id: String(c.spliceEventId), splice_event_id: String(c.spliceEventId), unique_program_id: String(c.uniqueProgramId), avail_num: String(c.availNum), avails_expected: String(c.availsExpected) });
+    if (c.breakDuration) out.break_duration = String(c.breakDuration.duration / 90000);
+  }
+  const seg = info.descriptors.find((d) => d.kind === 'segmentation');
+  if (seg && seg.kind === 'segmentation') {
+    Object.assign(out, {
+      segmentation_event_id: String(seg.segmentationEventId), segmentation_type_id: String(seg.segmentationTypeId),
+      segmentation_upid_type: String(seg.upidType), segmentation_upid: seg.upidHex, segment_num: String(seg.segmentNum), segments_expected: String(seg.segmentsExpected),
+    });
+    if (seg.segmentationDuration !== undefined) out.segmentation_duration = String(seg.segmentationDuration / 90000);
+    if (seg.subSegmentNum !== undefined) out.sub_segment_num = String(seg.subSegmentNum);
+    if (seg.subSegmentsExpected !== undefined) out.sub_segments_expected = String(seg.subSegmentsExpected);
+  }
+  const avail = info.descriptors.find((d) => d.kind === 'avail');
+  if (avail && avail.kind === 'avail') out.provider_avail_id = String(avail.providerAvailId);
+  return out;
+}
+
+/** Fills the DESIGN.md template variables, URL-encoded; unknown variables become empty. */
+export function fillAdServerUrl(template: string, req: Omit<AdDecisionRequest, 'adServerUrl'>, random: () => number = Math.random): string {
+  const scte = scteTemplateFields(req.scte35);
+  return template.replace(/\[([a-z_]+(?:\.[A-Za-z0-9_.-]+)?)\]/g, (_m, name: string) => {
+    let v: string | undefined;
+    if (name === 'session.id') v = req.sessionId;
+    else if (name === 'avail.duration') v = String(Math.round(req.availDuration));
+    else if (name === 'avail.index') v = String(req.availIndex);
+    else if (name === 'cachebuster') v = String(Math.floor(random() * 1e10));
+    else if (name.startsWith('scte.')) v = scte[name.slice(5)];
+    else if (name.startsWith('player_params.')) v = req.playerParams?.[name.slice(14)];
+    else return `[${name}]`; // not ours: left for the ad server (VAST macros look the same)
+    return encodeURIComponent(v ?? '');
+  });
+}
+
+/** Chooses ads in order, skipping any that would overrun the avail; the rest of the avail is slate. */
+export function pickAdsForAvail<T extends { duration: number }>(ads: readonly T[], availDuration: number, tolerance = 0.5): { ads: T[]; slateDuration: number } {
+  const chosen: T[] = [];
+  let total = 0;
+  for (const ad of ads) {
+    if (ad.duration <= 0 || total + ad.duration > availDuration + tolerance) continue;
+    chosen.push(ad);
+    total += ad.duration;
+  }
+  return { ads: chosen, slateDuration: Math.max(0, Math.round((availDuration - total) * 1000) / 1000) };
+}
+
+type Fetched = { ok: true; text: string } | { ok: false; error: AdDecisionError };
+
+async function fetchText(url: string, deadline: number, now: () => number, maxBytes: number): Promise<Fetched> {
+  const left = deadline - now();
+  if (left <= 0) return { ok: false, error: { reason: 'timeout', message: `budget spent before ${url}` } };
+  try {
+    const res = await request(url, { method: 'GET', headersTimeout: left, bodyTimeout: left, signal: AbortSignal.timeout(left) });
+    if (res.statusCode === 204) { await res.body.dump(); return { ok: true, text: '' }; }
+    if (res.statusCode >= 300) {
+      await res.body.dump();
+      return { ok: false, error: { reason: 'http', message: `ad server answered ${res.statusCode}`, status: res.statusCode } };
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) { res.body.destroy(); return { ok: false, error: { reason: 'malformed', message: `response larger than ${maxBytes} bytes` } }; }
+      chunks.push(chunk as Buffer);
+    }
+    return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+  } catch (e) {
+    const name = e instanceof Error ? e.name : '';
+    const code = (e as { code?: string }).code ?? '';
+    if (name === 'TimeoutError' || name === 'AbortError' || code.includes('TIMEOUT')) return { ok: false, error: { reason: 'timeout', message: `no answer from ${url} in time` } };
+    return { ok: false, error: { reason: 'http', message: `${code || name}: ${e instanceof Error ? e.message : String(e)}` } };
+  }
+}
+
+type XmlDoc = ReturnType<DOMParser['parseFromString']>;
+
+// @dailymotion/vmap ships CommonJS without types: loaded through require and viewed through this shape.
+type VmapNode = { toString(): string; textContent?: string | null };
+type VmapLib = new (doc: XmlDoc) => { adBreaks: { breakId?: string | null; timeOffset?: string | null; adSource?: { vastAdData?: VmapNode | null; adTagURI?: { uri?: string } | null } | null }[] };
+const VMAP = createRequire(import.meta.url)('@dailymotion/vmap') as VmapLib;
+
+function parseXml(text: string): XmlDoc | undefined {
+  try {
+    const doc = new DOMParser({ onError: () => undefined }).parseFromString(text, 'text/xml');
+    return doc.documentElement ? doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// vast-client counts the root document as depth 1, hence wrapperLimit = depth + 1 below.
+// Minimal views of @dailymotion/vast-client's untyped results.
+type VastCreative = { id?: string | null; adId?: string | null; type?: string; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
+type VastAd = { id?: string | null; sequence?: string | number | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
+
+const urlOf = (t: { url?: string } | string): string => (typeof t === 'string' ? t : (t.url ?? ''));
+
+function toLinearAds(ads: VastAd[], rootErrors: string[]): LinearAd[] {
+  const out: LinearAd[] = [];
+  for (const ad of ads) {
+    for (const c of ad.creatives ?? []) {
+      if (c.type !== 'linear' || !c.duration || !(c.mediaFiles ?? []).length) continue;
+      const ev = (k: string): string[] => (c.trackingEvents?.[k] ?? []).map((u) => u.trim()).filter(Boolean);
+      const linear: LinearAd = {
+        adId: String(ad.id ?? c.adId ?? ''), creativeId: String(c.id ?? c.adId ?? ''), duration: c.duration,
+        mediaFiles: (c.mediaFiles ?? []).filter((m) => m.fileURL).map((m) => ({ url: (m.fileURL ?? '').trim(), type: m.mimeType ?? '', width: m.width ?? 0, height: m.height ?? 0, bitrate: m.bitrate ?? 0 })),
+        trackingEvents: {
+          impression: (ad.impressionURLTemplates ?? []).map(urlOf).map((u) => u.trim()).filter(Boolean),
+          start: ev('start'), firstQuartile: ev('firstQuartile'), midpoint: ev('midpoint'), thirdQuartile: ev('thirdQuartile'), complete: ev('complete'),
+          error: [...(ad.errorURLTemplates ?? []), ...rootErrors].map((u) => u.trim()).filter(Boolean),
+        },
+      };
+      const seq = Number(ad.sequence);
+      if (Number.isFinite(seq) && ad.sequence !== null && ad.sequence !== undefined) linear.sequence = seq;
+      out.push(linear);
+      break; // one linear creative per ad
+    }
+  }
+  // An ad pod plays in sequence order; stand-alone ads keep document order after it.
+  return out.sort((a, b) => (a.sequence ?? Infinity) - (b.sequence ?? Infinity));
+}
+
+/** VASTClient-based implementation, fetching over undici with one deadline for the whole chain. */
+export class VastDecisionClient implements AdDecisionClient {
+  private readonly budgetMs: number;
+  private readonly depth: number;
+  private readonly maxBytes: number;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(opts: VastDecisionOptions = {}) {
+    this.budgetMs = opts.budgetMs ?? 3000;
+    this.depth = opts.maxWrapperDepth ?? 5;
+    this.maxBytes = opts.maxBodyBytes ?? 1024 * 1024;
+    this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async decide(req: AdDecisionRequest): Promise<AdDecisionResult> {
+    const deadline = this.now() + this.budgetMs;
+    const url = fillAdServerUrl(req.adServerUrl, req, this.random);
+    const root = await fetchText(url, deadline, this.now, this.maxBytes);
+    if (!root.ok) return root;
+    return this.fromText(root.text, url, deadline);
+  }
+
+  /** Parses a VAST or VMAP document already in hand (VMAP: the first break with VAST data or an ad tag). */
+  async fromText(text: string, url: string, deadline = this.now() + this.budgetMs): Promise<AdDecisionResult> {
+    if (!text.trim()) return { ok: false, error: { reason: 'empty', message: 'empty response' } };
+    const doc = parseXml(text);
+    if (!doc) return { ok: false, error: { reason: 'malformed', message: 'response is not well-formed XML' } };
+    const rootName = doc.documentElement?.localName ?? '';
+    if (rootName === 'VMAP') return this.fromVmap(doc, url, deadline);
+    if (rootName !== 'VAST') return { ok: false, error: { reason: 'malformed', message: `root element <${rootName}> is not VAST or VMAP` } };
+
+    let chainError: AdDecisionError | undefined;
+    const urlHandler = {
+      get: async (wrapperUrl: string): Promise<{ xml: XmlDoc; details: { byteLength: number; statusCode: number; rawXml: string } } | { error: Error; statusCode: number | null }> => {
+        const r = await fetchText(wrapperUrl, deadline, this.now, this.maxBytes);
+        if (!r.ok) { chainError ??= r.error; return { error: new Error(r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
+        const xml = parseXml(r.text);
+        if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: new Error('malformed'), statusCode: 200 }; }
+        return { xml, details: { byteLength: r.text.length, statusCode: 200, rawXml: r.text } };
+      },
+    };
+    try {
+      const client = new VASTClient();
+      const response = (await client.parseVAST(doc, {
+        urlHandler, timeout: Math.max(1, deadline - this.now()), wrapperLimit: this.depth + 1, resolveAll: true, allowMultipleAds: true, url,
+      })) as { ads?: VastAd[]; errorURLTemplates?: string[] };
+      const ads = toLinearAds(response.ads ?? [], response.errorURLTemplates ?? []);
+      if (ads.length) return { ok: true, ads };
+      if (chainError) return { ok: false, error: chainError };
+      const depthHit = (response.ads ?? []).some((a) => a.errorCode === 302);
+      if (depthHit) return { ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } };
+      return { ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } };
+    } catch (e) {
+      return { ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } };
+    }
+  }
+
+  private async fromVmap(doc: XmlDoc, url: string, deadline: number): Promise<AdDecisionResult> {
+    const breaks = vmapBreaks(doc);
+    for (const b of breaks) {
+      if (b.vastXml) return this.fromText(b.vastXml, url, deadline);
+      if (b.adTagUri) {
+        const r = await fetchText(b.adTagUri, deadline, this.now, this.maxBytes);
+        return r.ok ? this.fromText(r.text, b.adTagUri, deadline) : r;
+      }
+    }
+    return { ok: false, error: { reason: 'empty', message: 'VMAP without an ad break' } };
+  }
+}
+
+export type VmapBreak = { breakId: string; timeOffset: string; vastXml?: string; adTagUri?: string };
+
+/** Ad breaks of a VMAP document (VOD origins take their avails from it). */
+export function vmapBreaks(doc: XmlDoc): VmapBreak[] {
+  try {
+    return new VMAP(doc).adBreaks.map((b) => {
+      const out: VmapBreak = { breakId: b.breakId ?? '', timeOffset: b.timeOffset ?? '' };
+      const vast = b.adSource?.vastAdData;
+      if (vast) out.vastXml = vast.toString();
+      const tag = b.adSource?.adTagURI?.uri?.trim();
+      if (tag) out.adTagUri = tag;
+      return out;
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Parses VMAP text into its breaks; undefined when the text is not VMAP. */
+export function parseVmap(text: string): VmapBreak[] | undefined {
+  const doc = parseXml(text);
+  return doc?.documentElement?.localName === 'VMAP' ? vmapBreaks(doc) : undefined;
+}
