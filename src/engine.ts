@@ -19,7 +19,7 @@ import type { EnginePart } from './part.js';
 import { ENGINE_PARTS } from './parts.js';
 
 export interface EngineOptions {
-  /** environment to parse instead of process.env (tests) */
+  /** environment to parse instead of the process environment (tests) */
   env?: Record<string, string | undefined>;
   roles?: string;
   clock?: Clock;
@@ -41,7 +41,7 @@ export interface RunningEngine {
 
 /** Builds and starts every part of this process's roles on one port. */
 export async function startEngine(options: EngineOptions = {}): Promise<RunningEngine> {
-  let config: EngineConfig = loadConfig(options.env ?? process.env, options.roles);
+  let config: EngineConfig = loadConfig(options.env, options.roles);
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const closers: Array<() => Promise<void> | void> = [];

@@ -82,7 +82,7 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, roleOverride?: string): EngineConfig {
+export function loadConfig(env: Record<string, string | undefined> = process.env, roleOverride?: string | undefined): EngineConfig {
   const source = { ...env };
   if (roleOverride !== undefined) source.ENGINE_ROLES = roleOverride;
   // Empty strings mean "unset", as in most shells' `VAR= cmd` usage.
