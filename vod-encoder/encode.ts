@@ -114,7 +114,12 @@ async function readMasterPairs(cmafDir: string): Promise<{ video: Array<{ height
 export function encodeVod(source: string, opts: EncodeOptions): EncodeHandle {
   const abort = new AbortController();
   let cancelMain: (() => void) | null = null;
-  const done = runEncode(source, opts, abort.signal, (c) => { cancelMain = c; });
+  // Disk errors (mkdir, rename) must become a typed failure too, never a rejected promise.
+  const done = runEncode(source, opts, abort.signal, (c) => { cancelMain = c; })
+    .catch(async (e: unknown) => {
+      await rm(`${path.resolve(opts.outDir)}.partial`, { recursive: true, force: true }).catch(() => undefined);
+      return failure('VOD_ENCODE_FAILED', e instanceof Error ? e.message : String(e));
+    });
   return {
     done,
     cancel() {

@@ -86,11 +86,14 @@ async function download(url: string, file: string, timeoutMs: number, maxBytes: 
       return failure('VOD_CREATIVE_FETCH_FAILED', `media file is ${length} bytes, over the ${maxBytes} limit`);
     }
     let seen = 0;
-    res.body.on('data', (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > maxBytes) res.body.destroy(new Error(`media file over the ${maxBytes} byte limit`));
-    });
-    await pipeline(res.body, createWriteStream(file));
+    // Counts as it streams: a missing or lying content-length cannot fill the disk.
+    await pipeline(res.body, async function* limit(source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) {
+        seen += chunk.length;
+        if (seen > maxBytes) throw new Error(`media file over the ${maxBytes} byte limit`);
+        yield chunk;
+      }
+    }, createWriteStream(file));
     return { ok: true, value: undefined };
   } catch (e) {
     return failure('VOD_CREATIVE_FETCH_FAILED', `GET ${url}: ${e instanceof Error ? e.message : String(e)}`);

@@ -1,7 +1,15 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-foundation.js';
+import * as m0002 from './0002-live.js';
+import * as m0003 from './0003-inputs-statistics.js';
+import * as m0004 from './0004-vod.js';
+import * as m0005 from './0005-adinserts.js';
 
 /** Every migration, in order. A resource adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-live': m0002,
+  '0003-inputs-statistics': m0003,
+  '0004-vod': m0004,
+  '0005-adinserts': m0005,
 };

@@ -94,6 +94,21 @@ describe('prepareCreative', () => {
     if (!r.ok) expect(r.error).toMatchObject({ code: 'VOD_CREATIVE_FETCH_FAILED' });
     expect(await readdir(cacheDir)).toEqual([]);
   });
+
+  it('refuses a media file larger than maxBytes', async () => {
+    const r = await prepareCreative(`${base}/ad.mp4`, ladder, { cacheDir: path.join(dir, 'cache-small'), creativeId: 'big', maxBytes: 1000 });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.reason).toMatch(/1000 byte limit/);
+  });
+
+  it('shares one transcode between concurrent calls for the same creative', async () => {
+    const cacheDir = path.join(dir, 'cache-conc');
+    const opts = { cacheDir, creativeId: 'same', preset: 'ultrafast' };
+    const before = hits;
+    const [a, b] = await Promise.all([prepareCreative(`${base}/ad.mp4`, ladder, opts), prepareCreative(`${base}/ad.mp4`, ladder, opts)]);
+    expect(a.ok && b.ok).toBe(true);
+    expect(hits - before).toBe(1);
+  });
 });
 
 describe('prepareSlate', () => {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMedia } from '../../../fixtures/generate-media.js';
@@ -44,6 +45,16 @@ describe('probeMedia', () => {
     const r = await probeMedia(path.join(dir, 'nope.mp4'));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error.reason).toMatch(/No such file/);
+  });
+
+  it('reports the display size of a phone video stored landscape with a 90 degree rotation', async () => {
+    const file = path.join(dir, 'rotated.mp4');
+    const plain = await generateMedia('noaudio', path.join(dir, 'landscape.mp4'), { seconds: 1, size: '320x180' });
+    // ffmpeg 5.1 writes the display matrix only on stream copy.
+    await new Promise<void>((resolve, reject) => execFile('ffmpeg', ['-v', 'error', '-y', '-i', plain, '-c', 'copy',
+      '-metadata:s:v:0', 'rotate=90', file], (e) => (e ? reject(e) : resolve())));
+    const r = await probeMedia(file);
+    expect(r.ok && [r.value.width, r.value.height]).toEqual([180, 320]);
   });
 
   it('parses rational frame rates', () => {

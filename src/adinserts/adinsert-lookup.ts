@@ -1,0 +1,47 @@
+// The cached read interface the proxy uses for every playlist (issue 5 "Speed by design"): an LRU invalidated on
+// update/delete in this process; the TTL bounds staleness when the api role runs in another process.
+import { LRUCache } from 'lru-cache';
+import type { AdinsertConfig } from './adinsert.schema.js';
+import type { AdinsertStore } from './adinsert.store.js';
+
+export interface AdinsertLookup {
+  /** for the proxy: any organization's configuration by guid, cached */
+  get(guid: string): Promise<AdinsertConfig | undefined>;
+  /** for live channels building SSAI playback URLs: only the organization's own configuration */
+  findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
+  invalidate(guid: string): void;
+}
+
+const MISSING = Symbol('missing');
+
+export class CachedAdinsertLookup implements AdinsertLookup {
+  private readonly cache: LRUCache<string, AdinsertConfig | typeof MISSING>;
+  private readonly inflight = new Map<string, Promise<AdinsertConfig | undefined>>();
+
+  constructor(private readonly store: AdinsertStore, opts: { max?: number; ttlMs?: number } = {}) {
+    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 10_000 });
+  }
+
+  async get(guid: string): Promise<AdinsertConfig | undefined> {
+    const hit = this.cache.get(guid);
+    if (hit !== undefined) return hit === MISSING ? undefined : hit;
+    let pending = this.inflight.get(guid);
+    if (!pending) {
+      pending = this.store.getAny(guid).then((config) => {
+        this.cache.set(guid, config ?? MISSING);
+        return config;
+      }).finally(() => this.inflight.delete(guid));
+      this.inflight.set(guid, pending);
+    }
+    return pending;
+  }
+
+  async findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined> {
+    const config = await this.get(guid);
+    return config && config.organizationId === organizationId ? config : undefined;
+  }
+
+  invalidate(guid: string): void {
+    this.cache.delete(guid);
+  }
+}

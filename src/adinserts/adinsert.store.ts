@@ -1,0 +1,72 @@
+import type { Db } from '../store/database.js';
+import { newId } from '../core/ids.js';
+import type { AdinsertConfig, AdinsertCreateInput, AdinsertType, AdinsertUpdateInput } from './adinsert.schema.js';
+
+export interface AdinsertTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  ad_server: string;
+  type: string;
+  source_url: string;
+  slate_ad: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+declare module '../store/database.js' {
+  interface Tables {
+    adinserts: AdinsertTable;
+  }
+}
+
+function toConfig(row: AdinsertTable): AdinsertConfig {
+  const config: AdinsertConfig = {
+    guid: row.id, organizationId: row.organization_id, name: row.name, adServer: row.ad_server,
+    type: row.type as AdinsertType, sourceUrl: row.source_url, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+  };
+  if (row.slate_ad) config.slateAd = row.slate_ad;
+  return config;
+}
+
+export class AdinsertStore {
+  constructor(private readonly db: Db) {}
+
+  async create(organizationId: string, input: AdinsertCreateInput, now: number): Promise<AdinsertConfig> {
+    const row: AdinsertTable = {
+      id: newId(), organization_id: organizationId, name: input.name, ad_server: input.ad_server, type: input.type,
+      source_url: input.source_url, slate_ad: input.slate_ad ?? null, created_at: now, updated_at: now,
+    };
+    await this.db.insertInto('adinserts').values(row).execute();
+    return toConfig(row);
+  }
+
+  async list(organizationId: string): Promise<AdinsertConfig[]> {
+    const rows = await this.db.selectFrom('adinserts').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').execute();
+    return rows.map(toConfig);
+  }
+
+  /** Any organization's configuration: the playback path carries only the guid. */
+  async getAny(guid: string): Promise<AdinsertConfig | undefined> {
+    const row = await this.db.selectFrom('adinserts').selectAll().where('id', '=', guid).executeTakeFirst();
+    return row ? toConfig(row) : undefined;
+  }
+
+  async get(organizationId: string, guid: string): Promise<AdinsertConfig | undefined> {
+    const row = await this.db.selectFrom('adinserts').selectAll().where('organization_id', '=', organizationId).where('id', '=', guid).executeTakeFirst();
+    return row ? toConfig(row) : undefined;
+  }
+
+  async update(organizationId: string, guid: string, input: AdinsertUpdateInput, now: number): Promise<boolean> {
+    const set: Partial<AdinsertTable> = { name: input.name, ad_server: input.ad_server, type: input.type, updated_at: now };
+    if (input.source_url !== undefined) set.source_url = input.source_url;
+    if (input.slate_ad !== undefined) set.slate_ad = input.slate_ad;
+    const result = await this.db.updateTable('adinserts').set(set).where('organization_id', '=', organizationId).where('id', '=', guid).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async remove(organizationId: string, guid: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('adinserts').where('organization_id', '=', organizationId).where('id', '=', guid).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}

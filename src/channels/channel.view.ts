@@ -1,0 +1,57 @@
+// The channel detail of GET /channels[/{workflowId}] (spec 2.3, DESIGN.md), with the SSAI playback URL of 4.2.
+import { sql } from 'kysely';
+import type { EngineContext } from '../context.js';
+import type { Workflow } from '../workflows/workflow.store.js';
+import type { AdinsertLookup } from './channel-runtime.service.js';
+
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+/** The adinsert table of the broker part, read directly when that part gives no lookup service; absent table: none. */
+function tableLookup(ctx: EngineContext): AdinsertLookup {
+  return {
+    get: async (organizationId, id) => {
+      try {
+        const result = await sql<{ id: string; type: string; source_url: string }>`select id, type, source_url from adinserts where organization_id = ${organizationId} and id = ${id}`.execute(ctx.store.db);
+        const row = result.rows[0];
+        return row ? { id: row.id, type: row.type, sourceUrl: row.source_url } : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** masterEndpoint + the stream path that remains after the configuration's sourceUrl (spec 4.2, DESIGN.md). */
+export function ssaiPlaybackUrl(publicUrl: string, adinsert: { id: string; type: string; sourceUrl: string }, streamUrl: string): string | undefined {
+  if (adinsert.type.toLowerCase() !== 'live' || !streamUrl.startsWith(adinsert.sourceUrl)) return undefined;
+  const rest = streamUrl.slice(adinsert.sourceUrl.length).replace(/^\/+/, '');
+  return `${publicUrl}/v1/master/${adinsert.id}/${rest}`;
+}
+
+export async function channelView(ctx: EngineContext, workflow: Workflow) {
+  const lookup = ctx.services.adinsertLookup ?? tableLookup(ctx);
+  const adServers = workflow.blueprint.settings?.adServers ?? [];
+  const outputs = await Promise.all(
+    workflow.channel.outputs.map(async (output) => {
+      const entry = adServers.find((a) => a.destinationRefId === output.destinationId);
+      const adinsert = entry ? await lookup.get(workflow.organizationId, entry.adServerId) : undefined;
+      const ssai = adinsert ? ssaiPlaybackUrl(ctx.config.publicUrl, adinsert, output.url) : undefined;
+      return { ...output, ...(ssai ? { ssaiPlaybackUrl: ssai, adServerId: adinsert?.id } : {}) };
+    }),
+  );
+  return {
+    workflowId: workflow.id,
+    name: workflow.name,
+    channelStatus: workflow.status,
+    ...(workflow.statusReason ? { statusReason: workflow.statusReason } : {}),
+    region: workflow.channel.region ?? workflow.region,
+    startRequestedDateTime: iso(workflow.channel.startRequestedAt),
+    startedDateTime: iso(workflow.channel.startedAt),
+    stopRequestedDateTime: iso(workflow.channel.stopRequestedAt),
+    stoppedDateTime: iso(workflow.channel.stoppedAt),
+    inputs: workflow.channel.inputs,
+    activeInput: workflow.channel.activeInput ?? null,
+    outputs,
+    archive: { status: workflow.channel.archiveStatus ?? 'NONE', url: workflow.channel.archiveUrl ?? null },
+  };
+}

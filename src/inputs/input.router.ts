@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import type { EngineContext } from '../context.js';
+import { route, type RouteSpec } from '../http/route.js';
+import type { Principal } from '../auth/principal.js';
+import { createInputBody, updateInputBody } from './input.schema.js';
+import { InputService } from './input.service.js';
+
+const idParams = z.object({ id: z.string().min(1).max(64) });
+
+function org(principal: Principal | undefined): string {
+  if (!principal) throw new Error('route without principal');
+  return principal.organizationId;
+}
+
+/** Managed inputs (spec 2.4, 3.4; paths of DESIGN.md). Live answers are bare objects. */
+export function inputRoutes(ctx: EngineContext): RouteSpec[] {
+  const service = new InputService(ctx);
+  return [
+    route({
+      method: 'post', path: '/inputs', tag: 'inputs', body: createInputBody,
+      summary: 'Create a managed input; its ingest address and key are allocated once and kept across channel starts',
+      handler: ({ body, principal }) => service.create(org(principal), body),
+    }),
+    route({
+      method: 'get', path: '/inputs', tag: 'inputs', summary: 'List managed inputs with their status',
+      handler: async ({ principal }) => ({ items: await service.list(org(principal)) }),
+    }),
+    route({
+      method: 'get', path: '/inputs/:id', tag: 'inputs', params: idParams,
+      summary: 'Read a managed input, the workflows configured to use it, and the settings of its device',
+      handler: ({ params, principal }) => service.detail(org(principal), params.id),
+    }),
+    route({
+      method: 'put', path: '/inputs/:id', tag: 'inputs', params: idParams, body: updateInputBody,
+      summary: 'Edit a managed input (spec 3.4: only when its status is neither ATTACHED nor DETACHED)',
+      handler: ({ params, body, principal }) => service.update(org(principal), params.id, body),
+    }),
+    route({
+      method: 'delete', path: '/inputs/:id', tag: 'inputs', params: idParams,
+      summary: 'Delete a managed input (refused while ACTIVE); a new input may get another address',
+      handler: async ({ params, principal }) => {
+        await service.remove(org(principal), params.id);
+        return { id: params.id, deleted: true };
+      },
+    }),
+  ];
+}

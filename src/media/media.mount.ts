@@ -1,0 +1,116 @@
+// GET/HEAD /media/* from DATA_DIR/media: the engine's own media store behind every cdnUrl. Content types of HLS, DASH,
+// CMAF, MP4, WebVTT and JPEG; single HTTP ranges (206, 416 beyond the end); strong ETag + If-None-Match; CORS (app);
+// long immutable caching for segments (each encode writes a new versioned directory) and short for manifests.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type express from 'express';
+import { engineError, isEngineError } from '../core/errors.js';
+import { sendError } from '../http/app.js';
+
+export const CONTENT_TYPES: Record<string, string> = {
+  '.m3u8': 'application/vnd.apple.mpegurl',
+  '.mpd': 'application/dash+xml',
+  '.m4s': 'video/iso.segment',
+  '.mp4': 'video/mp4',
+  '.m4a': 'audio/mp4',
+  '.ts': 'video/mp2t',
+  '.aac': 'audio/aac',
+  '.vtt': 'text/vtt; charset=utf-8',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.json': 'application/json',
+};
+const MANIFESTS = new Set(['.m3u8', '.mpd']);
+export const SEGMENT_CACHE = 'public, max-age=31536000, immutable';
+export const MANIFEST_CACHE = 'public, max-age=5';
+
+/** Parses one `bytes=` range against a size; null: ignore the header; 'unsatisfiable': 416. */
+export function parseRange(header: string, size: number): { start: number; end: number } | null | 'unsatisfiable' {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m) return null; // multiple or malformed ranges: the whole file (RFC 9110 allows ignoring Range)
+  const [, a = '', b = ''] = m;
+  if (a === '' && b === '') return null;
+  if (a === '') {
+    const suffix = Number(b);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(a);
+  const end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
+
+export function mediaMount(mediaDir: string): (app: express.Express) => void {
+  const root = path.resolve(mediaDir);
+  return (app) => {
+    app.use('/media', async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+      res.locals.routePath = '/media/*';
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      try {
+        let rel: string;
+        try {
+          rel = decodeURIComponent(req.path);
+        } catch {
+          throw engineError('VALIDATION_FAILED', 'the media path is not valid percent-encoding');
+        }
+        const file = path.resolve(root, `.${rel}`);
+        const segments = rel.split(/[\\/]/);
+        if (rel.includes('\0') || segments.includes('..') || !file.startsWith(`${root}${path.sep}`)
+          || segments.some((s) => s.endsWith('.partial'))) {
+          throw engineError('FORBIDDEN', 'the path leaves the media store');
+        }
+        const info = await stat(file).catch(() => undefined);
+        if (!info?.isFile()) throw engineError('NOT_FOUND', `no media file ${rel}`);
+        const ext = path.extname(file).toLowerCase();
+        const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+        res.setHeader('Content-Type', CONTENT_TYPES[ext] ?? 'application/octet-stream');
+        res.setHeader('Cache-Control', MANIFESTS.has(ext) ? MANIFEST_CACHE : SEGMENT_CACHE);
+        res.setHeader('ETag', etag);
+        res.setHeader('Last-Modified', info.mtime.toUTCString());
+        res.setHeader('Accept-Ranges', 'bytes');
+        const inm = req.headers['if-none-match'];
+        if (inm && inm.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === etag || t === '*')) {
+          res.status(304).end();
+          return;
+        }
+        let start = 0;
+        let end = info.size - 1;
+        const rangeHeader = req.headers.range;
+        const ifRange = req.headers['if-range'];
+        if (rangeHeader && (!ifRange || ifRange === etag)) {
+          const range = parseRange(rangeHeader, info.size);
+          if (range === 'unsatisfiable') {
+            res.setHeader('Content-Range', `bytes */${info.size}`);
+            throw engineError('RANGE_NOT_SATISFIABLE', `the range ${rangeHeader} is beyond the end of the file (${info.size} bytes)`);
+          }
+          if (range) {
+            ({ start, end } = range);
+            res.status(206);
+            res.setHeader('Content-Range', `bytes ${start}-${end}/${info.size}`);
+          }
+        }
+        const length = info.size === 0 ? 0 : end - start + 1;
+        res.setHeader('Content-Length', String(length));
+        if (req.method === 'HEAD' || length === 0) {
+          res.end();
+          return;
+        }
+        const stream = createReadStream(file, { start, end });
+        stream.on('error', (e) => res.destroy(e));
+        res.on('close', () => stream.destroy());
+        stream.pipe(res);
+      } catch (e) {
+        if (isEngineError(e)) {
+          // Content-Type of the error is JSON, not the media type set above.
+          res.removeHeader('Cache-Control');
+          res.removeHeader('ETag');
+          return sendError(res, e);
+        }
+        next(e);
+      }
+    });
+  };
+}

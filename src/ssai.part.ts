@@ -1,0 +1,101 @@
+// SSAI: ad-insertion configurations (spec 2.11, 4.6) on the api role, and the /v1 playback proxy on the ssai role.
+import type { EnginePart } from './part.js';
+import type { EngineContext } from './context.js';
+import { AdinsertStore } from './adinserts/adinsert.store.js';
+import { CachedAdinsertLookup, type AdinsertLookup } from './adinserts/adinsert-lookup.js';
+import { adinsertRoutes } from './adinserts/adinsert.router.js';
+import { AdPlanner, mediaStoreUrl, type PrepareFn } from '../ssai/ad-planner.js';
+import { BeaconSender } from '../ssai/beacons.js';
+import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
+import { OriginFetcher } from '../ssai/origin-fetcher.js';
+import { createSessionStore, type SessionStore } from '../ssai/session-store.js';
+import { SsaiServer } from '../ssai/server.js';
+import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision.js';
+
+declare module './context.js' {
+  interface EngineServices {
+    adinsertLookup?: AdinsertLookup;
+    ssai?: SsaiRuntime;
+  }
+}
+
+/** What tests and benchmarks reach into. */
+export interface SsaiRuntime {
+  store: SessionStore;
+  planner: AdPlanner;
+  beacons: BeaconSender;
+  origin: OriginFetcher;
+  metrics: SsaiMetrics;
+}
+
+export interface SsaiPartOptions {
+  /** reuse of an origin playlist, ms (default 1000; tests use 0 to move the live window by hand) */
+  originCacheMs?: number;
+  originTimeoutMs?: number;
+  /** how long the first playlist of an avail waits for a creative being prepared (default 200 ms) */
+  creativeWaitMs?: number;
+  sessionTtlMs?: number;
+  decision?: AdDecisionClient;
+  /** replaces ctx.services.prepareCreative */
+  prepare?: PrepareFn;
+  beaconTimeoutMs?: number;
+}
+
+export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
+  return {
+    name: 'ssai',
+    roles: ['api', 'ssai'],
+    init: (ctx) => {
+      const store = new AdinsertStore(ctx.store.db);
+      ctx.services.adinsertLookup = new CachedAdinsertLookup(store);
+      if (!ctx.config.roles.includes('ssai')) return;
+      const metrics = createSsaiMetrics(ctx.metrics.registry);
+      const sessions = createSessionStore(ctx.config.redisUrl);
+      const origin = new OriginFetcher({
+        cacheMs: options.originCacheMs ?? 1000, timeoutMs: options.originTimeoutMs ?? 2000,
+        onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
+      });
+      const beacons = new BeaconSender(sessions, { timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }) });
+      const planner = new AdPlanner({
+        decision: options.decision ?? new VastDecisionClient(),
+        store: sessions,
+        prepare: () => options.prepare ?? prepareFromServices(ctx),
+        creativeUrl: (dir, rel) => {
+          const vod = ctx.services.vod;
+          return vod ? mediaStoreUrl(vod.mediaDir, () => vod.mediaBaseUrl())(dir, rel) : undefined;
+        },
+        metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
+        creativeWaitMs: options.creativeWaitMs ?? 200, sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
+      });
+      ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics };
+      ctx.onClose(async () => {
+        await beacons.close();
+        await origin.close();
+        await sessions.close();
+      });
+    },
+    routes: (ctx) => {
+      const lookup = ctx.services.adinsertLookup;
+      if (!lookup) throw new Error('the ssai part was not initialized');
+      return adinsertRoutes(ctx, new AdinsertStore(ctx.store.db), lookup);
+    },
+    rawHandler: (ctx: EngineContext) => {
+      const runtime = ctx.services.ssai;
+      const lookup = ctx.services.adinsertLookup;
+      if (!runtime || !lookup) return () => false;
+      const server = new SsaiServer({
+        lookup, origin: runtime.origin, store: runtime.store, planner: runtime.planner, beacons: runtime.beacons,
+        metrics: runtime.metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
+        sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
+      });
+      return server.handler();
+    },
+  };
+}
+
+function prepareFromServices(ctx: EngineContext): PrepareFn | undefined {
+  const prepare = ctx.services.prepareCreative;
+  return prepare ? (url, ladder, creativeId) => prepare(url, ladder, { creativeId }) : undefined;
+}
+
+export const ssaiPart: EnginePart = createSsaiPart();

@@ -1,0 +1,112 @@
+// Resumable uploads (tus 1.0, @tus/server + @tus/file-store) into the source store DATA_DIR/uploads, at
+// /broker/upload (ID token) and /broker/private/upload (API key). The Upload-Metadata key `x-engine-meta-metaguid`
+// names the VOD metadata the file belongs to; the stored name is md5(original name + epoch ms) + extension.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import type express from 'express';
+import { FileStore } from '@tus/file-store';
+import { Server } from '@tus/server';
+import type { EngineContext } from '../context.js';
+import { engineError, errorBody, isEngineError, type EngineError } from '../core/errors.js';
+import { resolvePrincipal } from '../auth/authenticate.js';
+import type { Principal } from '../auth/principal.js';
+import { sendError } from '../http/app.js';
+import type { AuthMode } from '../http/route.js';
+import { storedFileName, type VodService } from '../vod/vod.service.js';
+
+/** The tus metadata key that links a file to its VOD metadata (spec: x-<vendor>-meta-metaguid). */
+export const METAGUID_KEY = 'x-engine-meta-metaguid';
+/** Largest resumable upload. */
+export const TUS_UPLOAD_LIMIT = 50 * 1024 ** 3;
+
+const TUS_PATHS: Array<{ path: string; mode: AuthMode }> = [
+  { path: '/broker/upload', mode: 'idToken' },
+  { path: '/broker/private/upload', mode: 'apiKey' },
+];
+
+function tusError(error: EngineError): { status_code: number; body: string } {
+  return { status_code: error.status, body: JSON.stringify(errorBody(error)) };
+}
+
+function originalName(metadata: Record<string, string | null> | undefined): string {
+  return metadata?.filename ?? metadata?.name ?? metadata?.originalFileName ?? 'upload';
+}
+
+export function tusMount(ctx: EngineContext, vod: VodService): (app: express.Express) => void {
+  mkdirSync(vod.uploadsDir, { recursive: true });
+  const datastore = new FileStore({ directory: vod.uploadsDir });
+  const principals = new WeakMap<IncomingMessage, Principal>();
+  const principalOf = (req: Request): Principal => {
+    const node = (req as unknown as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+    const principal = node ? principals.get(node) : undefined;
+    if (!principal) throw tusError(engineError('UNAUTHENTICATED'));
+    return principal;
+  };
+  /** The VOD an upload belongs to, in the caller's organization; thrown as a tus error otherwise. */
+  const ownedSource = async (req: Request, metaguid: string | null | undefined) => {
+    if (!metaguid) {
+      throw tusError(engineError('VALIDATION_FAILED', `Upload-Metadata needs ${METAGUID_KEY}: the guid of POST /broker/…/vod/meta`));
+    }
+    try {
+      return await vod.owned(metaguid, principalOf(req).organizationId);
+    } catch (e) {
+      throw isEngineError(e) ? tusError(e) : e;
+    }
+  };
+
+  const servers = TUS_PATHS.map(({ path, mode }) => {
+    const options: ConstructorParameters<typeof Server>[0] = {
+      path,
+      datastore,
+      maxSize: TUS_UPLOAD_LIMIT,
+      generateUrl: (_req, { path: p, id }) => `${ctx.config.publicUrl}${p}/${id}`,
+      namingFunction: (_req, metadata) => storedFileName(originalName(metadata), ctx.clock.nowMs()),
+      onUploadCreate: async (req, upload) => {
+        const source = await ownedSource(req, upload.metadata?.[METAGUID_KEY]);
+        try {
+          vod.assertNotBusy(source);
+        } catch (e) {
+          throw isEngineError(e) ? tusError(e) : e;
+        }
+        return {};
+      },
+      onIncomingRequest: async (req, uploadId) => {
+        if (req.method === 'POST' || req.method === 'OPTIONS' || !uploadId) return;
+        // HEAD/PATCH/DELETE of an existing upload: only its VOD's organization may touch it.
+        const upload = await datastore.getUpload(uploadId).catch(() => undefined);
+        if (upload) await ownedSource(req, upload.metadata?.[METAGUID_KEY]);
+      },
+      onUploadFinish: async (_req, upload) => {
+        const guid = upload.metadata?.[METAGUID_KEY];
+        if (guid) {
+          try {
+            await vod.uploaded(guid, upload.id, originalName(upload.metadata));
+          } catch (e) {
+            ctx.logger.error({ err: e, guid, upload: upload.id }, 'a finished tus upload could not be queued');
+            throw isEngineError(e) ? tusError(e) : e;
+          }
+        }
+        return {};
+      },
+    };
+    return { path, mode, server: new Server(options) };
+  });
+
+  return (app) => {
+    app.use(async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+      const entry = servers.find((s) => req.path === s.path || req.path.startsWith(`${s.path}/`));
+      if (!entry) return next();
+      res.locals.routePath = `${entry.path}/*`;
+      if (req.method === 'OPTIONS') return next();
+      try {
+        const principal = await resolvePrincipal(ctx, req.headers, entry.mode);
+        if (!principal?.permissions.includes('write')) throw engineError('FORBIDDEN', 'uploading needs the write permission');
+        principals.set(req, principal);
+        await entry.server.handle(req, res as unknown as ServerResponse);
+      } catch (e) {
+        if (isEngineError(e)) return sendError(res, e);
+        next(e);
+      }
+    });
+  };
+}

@@ -1,0 +1,187 @@
+// Broker VOD interface (spec 4.7, 2.12): metadata, re-encode, captions, and the open read endpoints of the records.
+import { z } from 'zod';
+import type { EngineContext } from '../context.js';
+import { engineError, notFound, type FieldProblem } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { brokerRoute, route, type RouteSpec } from '../http/route.js';
+import { MetaGroupStore } from '../meta-groups/meta-group.store.js';
+import type { Tx } from '../store/database.js';
+import type { EncodeQueue } from '../../vod-encoder/queue.js';
+import { checkAgainstGroup, guidParams, splitFields, statusQuery, vodMetaBody, vodMetaUpdateBody } from './vod.schema.js';
+import type { VodSource } from './vod.store.js';
+import type { VodService } from './vod.service.js';
+
+/** GET /broker/vod/list/{guid}/info and the items of GET /broker/vod/list. */
+export function infoRecord(source: VodSource): Record<string, unknown> {
+  const r = source.records;
+  return {
+    guid: source.guid,
+    mediaType: 'source',
+    status: source.status,
+    statusReason: source.statusReason,
+    progress: source.progress,
+    title: typeof source.meta.title === 'string' ? source.meta.title : null,
+    originalFileName: source.originalFileName,
+    encode: source.encode,
+    meta: source.meta,
+    thumbnail: r?.thumbs?.posterUrl ?? null,
+    thumbnails: r?.thumbs ?? null,
+    hlsUrl: r?.formats.hasHls ? r.formats.hls.cdnUrl : null,
+    dashUrl: r?.formats.hasDash ? r.formats.dash.cdnUrl : null,
+    mp4Urls: r?.formats.mp4.map((m) => m.cdnUrl) ?? [],
+    duration: r ? r.durationSec : null,
+    width: r?.formats.hls.variants.reduce((m, v) => Math.max(m, v.width), 0) ?? null,
+    height: r?.formats.hls.variants.reduce((m, v) => Math.max(m, v.height), 0) ?? null,
+    captions: source.captions,
+    createdAt: new Date(source.createdAt).toISOString(),
+    updatedAt: new Date(source.updatedAt).toISOString(),
+  };
+}
+
+function invalid(problems: FieldProblem[]): never {
+  throw engineError('VALIDATION_FAILED', `invalid body: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, { fields: problems });
+}
+
+const encodeAnswer = z.object({ status: z.literal(true), data: z.object({ guid: z.string(), status: z.string(), jobId: z.string() }) });
+
+export function vodRoutes(ctx: EngineContext, vod: VodService, queue: () => EncodeQueue): RouteSpec[] {
+  const { db } = ctx.store;
+
+  /** Meta group problems of a full metadata object (inside the caller's transaction when there is one). */
+  async function metaProblems(organizationId: string, meta: Record<string, unknown>, custom: Record<string, unknown>, trx?: Tx): Promise<FieldProblem[]> {
+    const groupGuid = meta.selectedMetaGroupGuid;
+    if (typeof groupGuid !== 'string' || groupGuid === '') return [];
+    const group = await new MetaGroupStore(trx ?? db).get(organizationId, groupGuid);
+    if (!group) return [{ field: 'body.selectedMetaGroupGuid', message: `meta group ${groupGuid} does not exist` }];
+    return checkAgainstGroup(group, custom);
+  }
+
+  const completeSource = async (guid: string): Promise<VodSource & { records: NonNullable<VodSource['records']> }> => {
+    const source = await vod.store.get(guid);
+    if (!source) throw notFound('VOD', guid);
+    if (!source.records) throw engineError('NOT_FOUND', `VOD ${guid} has no encoded formats yet (status ${source.status})`);
+    return source as VodSource & { records: NonNullable<VodSource['records']> };
+  };
+
+  return [
+    ...brokerRoute({
+      method: 'post', path: '/vod/meta', tag: 'vod', summary: 'Store VOD metadata (spec 2.12) and get its guid for the upload',
+      body: vodMetaBody, successStatus: 201,
+      handler: async ({ body, principal }) => {
+        const { standard, custom, problems } = splitFields(body);
+        const meta: Record<string, unknown> = { type: 'source', ...standard, ...custom };
+        delete meta.encode;
+        problems.push(...(await metaProblems(principal!.organizationId, meta, custom)));
+        if (problems.length > 0) invalid(problems);
+        const guid = newId();
+        await vod.store.create(principal!.organizationId, guid, meta, standard.encode !== false);
+        return { status: true, data: { guid } };
+      },
+    }),
+    ...brokerRoute({
+      method: 'put', path: '/vod/list/:guid', tag: 'vod', summary: 'Update VOD metadata (custom fields checked against the meta group)',
+      params: guidParams, body: vodMetaUpdateBody,
+      handler: async ({ body, params, principal }) => {
+        const { standard, custom, problems } = splitFields(body);
+        if (problems.length > 0) invalid(problems);
+        await db.transaction().execute(async (trx) => {
+          const source = await vod.store.get(params.guid, principal!.organizationId, trx);
+          if (!source) throw notFound('VOD', params.guid);
+          const meta: Record<string, unknown> = { ...source.meta, ...standard, ...custom };
+          delete meta.encode;
+          for (const [k, v] of Object.entries(meta)) if (v === null) delete meta[k];
+          const allCustom = splitFields(meta).custom;
+          const found = await metaProblems(principal!.organizationId, meta, allCustom, trx);
+          if (found.length > 0) invalid(found);
+          await vod.store.updateMeta(trx, params.guid, meta, typeof standard.encode === 'boolean' ? standard.encode : source.encode);
+        });
+        return { status: true, data: 'Source was updated successfully' };
+      },
+    }),
+    ...brokerRoute({
+      method: 'post', path: '/vod/encode/:guid', tag: 'vod', summary: 'Encode (or re-encode) the uploaded source', params: guidParams,
+      response: encodeAnswer,
+      handler: async ({ params, principal }) => {
+        const source = await vod.owned(params.guid, principal!.organizationId);
+        vod.assertNotBusy(source);
+        if (!source.sourceFile) throw engineError('CONFLICT', `VOD ${params.guid} has no uploaded file yet`);
+        const jobId = await vod.enqueueEncode(params.guid);
+        return { status: true, data: { guid: params.guid, status: 'queued', jobId } };
+      },
+    }),
+    ...brokerRoute({
+      method: 'post', path: '/vod/encode/audio/:guid', tag: 'vod', params: guidParams, response: encodeAnswer,
+      summary: 'Generate captions from the audio (offline speech recognition) and add them to the HLS master and DASH manifest',
+      handler: async ({ params, principal }) => {
+        const source = await vod.owned(params.guid, principal!.organizationId);
+        if (source.status !== 'complete' || !source.records) {
+          throw engineError('CONFLICT', `VOD ${params.guid} is ${source.status}; captions need a complete encode`);
+        }
+        if (source.captions?.status === 'queued' || source.captions?.status === 'running') {
+          throw engineError('CONFLICT', `captions of VOD ${params.guid} are already being generated`);
+        }
+        await vod.store.setCaptions(params.guid, { status: 'queued' });
+        const jobId = await queue().enqueue('captions', { guid: params.guid });
+        return { status: true, data: { guid: params.guid, status: 'queued', jobId } };
+      },
+    }),
+
+    // Open reads (spec 5.6).
+    route({
+      method: 'get', path: '/broker/vod/list', auth: 'none', tag: 'vod', query: statusQuery,
+      summary: 'List VOD sources (info records), optionally by status (archive, complete, Encode-later, error, …)',
+      handler: async ({ query }) => ({ status: true, data: (await vod.store.list(query.status)).map(infoRecord) }),
+    }),
+    route({
+      method: 'get', path: '/broker/vod/list/:guid/info', auth: 'none', tag: 'vod', params: guidParams,
+      summary: 'Detailed information of a VOD: status, progress, metadata, thumbnail and playback URLs',
+      handler: async ({ params }) => {
+        const source = await vod.store.get(params.guid);
+        if (!source) throw notFound('VOD', params.guid);
+        return { status: true, data: infoRecord(source) };
+      },
+    }),
+    route({
+      method: 'get', path: '/broker/vod/list/:guid', auth: 'none', tag: 'vod', params: guidParams,
+      summary: 'Encoded formats record: hasHls, hls, hasDash, dash, hasMp4, mp4, hasThumbs',
+      handler: async ({ params }) => ({ status: true, data: (await completeSource(params.guid)).records.formats }),
+    }),
+    route({
+      method: 'get', path: '/broker/vod/list/:guid/hls/:type', auth: 'none', tag: 'vod',
+      params: z.object({ guid: z.string().min(1).max(64), type: z.string().min(1).max(128) }),
+      summary: 'HLS manifest record of one variant (hls_manifest_<height>_<bitrate>) with segmentsInfo',
+      handler: async ({ params }) => {
+        const { records } = await completeSource(params.guid);
+        const record = records.hlsManifests[params.type];
+        if (!record) throw engineError('NOT_FOUND', `VOD ${params.guid} has no HLS manifest ${params.type}; known: ${Object.keys(records.hlsManifests).join(', ')}`);
+        return { status: true, data: record };
+      },
+    }),
+    route({
+      method: 'get', path: '/broker/vod/list/:guid/hls/:type/segments', auth: 'none', tag: 'vod',
+      params: z.object({ guid: z.string().min(1).max(64), type: z.string().min(1).max(128) }),
+      summary: 'HLS segment records: hls_segments (all), hls_segments_<n> (one) or hls_manifest_<height>_<bitrate> (all)',
+      handler: async ({ params }) => {
+        const { records } = await completeSource(params.guid);
+        let data = records.hlsSegments;
+        if (/^hls_segments_\d+$/.test(params.type)) data = data.filter((s) => s.mediaType === params.type);
+        else if (params.type !== 'hls_segments' && !records.hlsManifests[params.type]) data = [];
+        if (data.length === 0) throw engineError('NOT_FOUND', `VOD ${params.guid} has no HLS segments ${params.type}`);
+        return { status: true, data };
+      },
+    }),
+    route({
+      method: 'get', path: '/broker/vod/list/:guid/dash/:type/segments', auth: 'none', tag: 'vod',
+      params: z.object({ guid: z.string().min(1).max(64), type: z.string().min(1).max(128) }),
+      summary: 'DASH segment records of one Representation (dash_playlist_<height>_<bitrate>) or of all (dash_manifest)',
+      handler: async ({ params }) => {
+        const { records } = await completeSource(params.guid);
+        const data = params.type === 'dash_manifest' ? Object.values(records.dashSegments).flat() : records.dashSegments[params.type];
+        if (!data || data.length === 0) {
+          throw engineError('NOT_FOUND', `VOD ${params.guid} has no DASH playlist ${params.type}; known: ${Object.keys(records.dashSegments).join(', ')}`);
+        }
+        return { status: true, data };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,67 @@
+// Glue between uploads, the VOD store and the encode queue: the one place that decides what a finished upload does.
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { EngineContext } from '../context.js';
+import { engineError } from '../core/errors.js';
+import type { EncodeQueue } from '../../vod-encoder/queue.js';
+import { VodStore, type VodSource, type VodStatus } from './vod.store.js';
+
+export const SOURCES_BUCKET = 'sources';
+export const MEDIA_BUCKET = 'media';
+
+/** Spec 4.7: md5 of (original name + epoch ms) plus the original extension. */
+export function storedFileName(originalName: string, epochMs: number, fallbackExt = ''): string {
+  const ext = (path.extname(originalName) || fallbackExt).toLowerCase().replace(/[^.a-z0-9]/g, '').slice(0, 10);
+  return createHash('md5').update(`${originalName}${epochMs}`).digest('hex') + ext;
+}
+
+export class VodService {
+  readonly store: VodStore;
+  readonly uploadsDir: string;
+  readonly mediaDir: string;
+
+  constructor(private readonly ctx: EngineContext, private readonly queue: () => EncodeQueue) {
+    this.store = new VodStore(ctx.store.db, () => ctx.clock.nowMs());
+    this.uploadsDir = path.join(ctx.config.dataDir, 'uploads');
+    this.mediaDir = path.join(ctx.config.dataDir, 'media');
+  }
+
+  mediaBaseUrl(): string {
+    return `${this.ctx.config.publicUrl}/media`;
+  }
+
+  /** A source of the caller's organization, or 404. */
+  async owned(guid: string, organizationId: string): Promise<VodSource> {
+    const source = await this.store.get(guid, organizationId);
+    if (!source) throw engineError('NOT_FOUND', `VOD ${guid} does not exist`);
+    return source;
+  }
+
+  /** Refuses a new upload or encode while the source is waiting for or inside an encode. */
+  assertNotBusy(source: VodSource): void {
+    if (source.status === 'queued' || source.status === 'encoding') {
+      throw engineError('CONFLICT', `VOD ${source.guid} is ${source.status}; wait until the encode ends`);
+    }
+  }
+
+  /** A stored upload: encode it now, or keep it in Encode-later when its metadata said encode false. */
+  async uploaded(guid: string, storedName: string, originalName: string): Promise<VodStatus> {
+    const source = await this.store.get(guid);
+    if (!source) throw engineError('NOT_FOUND', `VOD ${guid} does not exist`);
+    if (!source.encode) {
+      await this.store.setSourceFile(guid, storedName, originalName, 'Encode-later');
+      this.ctx.logger.info({ guid, file: storedName }, 'VOD uploaded; encode later');
+      return 'Encode-later';
+    }
+    await this.store.setSourceFile(guid, storedName, originalName, 'uploaded');
+    await this.enqueueEncode(guid);
+    this.ctx.logger.info({ guid, file: storedName }, 'VOD uploaded; encode queued');
+    return 'queued';
+  }
+
+  async enqueueEncode(guid: string): Promise<string> {
+    await this.store.setStatus(guid, 'queued');
+    await this.store.setProgress(guid, null);
+    return this.queue().enqueue('encode', { guid });
+  }
+}

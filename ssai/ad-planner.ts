@@ -1,0 +1,271 @@
+// Ad decisions once per session and avail (issue 5 "Ad decisions"): asks the ad server, keeps the ads whose creatives
+// are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { creativeKey, type PreparedCreative, type TargetLadder } from '../vod-encoder/prepare-creative.js';
+import type { VodResult } from '../vod-encoder/errors.js';
+import type { Avail } from './cue-finder.js';
+import type { SsaiMetrics } from './metrics.js';
+import type { SessionStore } from './session-store.js';
+import { pickAdsForAvail, type AdDecisionClient, type LinearAd, type MediaFileInfo, type TrackingEvents } from './vast-decision.js';
+import type { VariantEntry } from './manifest-rewriter.js';
+
+export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number };
+
+export interface SessionRecord {
+  id: string;
+  guid: string;
+  /** absolute origin URL of the playlist the session started from */
+  origin: string;
+  variants: VariantEntry[];
+  rungs: Rung[];
+  playerParams: Record<string, string>;
+  createdAt: number;
+}
+
+export type CreativeTrack = { segments: Array<{ uri: string; duration: number }>; mapUri?: string; bandwidth: number; width?: number; height?: number };
+/** A prepared creative as URLs: shared by every session (stored once per creative key). */
+export type CreativePlan = { key: string; duration: number; video: CreativeTrack[]; audio?: CreativeTrack };
+
+export type PlannedAdRecord = { adId: string; creativeId: string; duration: number; creativeKey: string; tracking: TrackingEvents; slate?: boolean };
+export interface AvailRecord {
+  id: string;
+  index: number;
+  startSegmentIndex: number;
+  endSegmentIndex: number;
+  duration: number;
+  slotDuration: number;
+  startPdtMs?: number;
+  ads: PlannedAdRecord[];
+  skipped: Array<{ adId: string; reason: string }>;
+  /** the ad server failure, when the decision failed */
+  error?: string;
+  decidedAt: number;
+}
+
+export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
+
+export interface AdPlannerDeps {
+  decision: AdDecisionClient;
+  store: SessionStore;
+  /** the encoder's prepareCreative; absent when no worker is reachable (ads are then skipped) */
+  prepare: () => PrepareFn | undefined;
+  /** public URL of a file of a prepared creative, undefined when the creative is not in the served media store */
+  creativeUrl: (dir: string, relPath: string) => string | undefined;
+  metrics: SsaiMetrics;
+  logger: Logger;
+  now: () => number;
+  /** how long a playlist request waits for a creative being prepared before skipping it this time */
+  creativeWaitMs: number;
+  sessionTtlMs: number;
+  /** avail length assumed while a break without a planned duration is still open */
+  defaultAvailSeconds?: number;
+}
+
+type CreativeState = { state: 'ready'; plan: CreativePlan } | { state: 'pending'; promise: Promise<CreativePlan | undefined> } | { state: 'failed'; reason: string; at: number };
+
+const FAILED_RETRY_MS = 60_000;
+
+export const keys = {
+  session: (sid: string) => `session:${sid}`,
+  availList: (sid: string) => `avails:${sid}`,
+  avail: (sid: string, availId: string) => `avail:${sid}:${availId}`,
+  lock: (sid: string, availId: string) => `lock:${sid}:${availId}`,
+  observed: (sid: string, n: number) => `obs:${sid}:${n}`,
+  creative: (key: string) => `creative:${key}`,
+};
+
+/** Ladder of the content, for creatives prepared to match it (vod-encoder/ladder.ts shape). */
+export function ladderOf(rungs: Rung[], segmentDurationSec: number): TargetLadder {
+  const byHeight = new Map<number, Rung>();
+  for (const r of rungs) if (r.width > 0 && r.height > 0 && !byHeight.has(r.height)) byHeight.set(r.height, r);
+  const list = [...byHeight.values()].sort((a, b) => b.height - a.height);
+  if (!list.length) list.push({ width: 1280, height: 720, bandwidth: 3_128_000 });
+  const fps = rungs.find((r) => r.frameRate)?.frameRate ?? 30;
+  return {
+    rungs: list.map((r) => {
+      const video = Math.max(200_000, Math.round((r.bandwidth - 128_000) / 1000) * 1000);
+      return { width: r.width, height: r.height, videoBitrate: video, maxrate: Math.round(video * 1.07), bufsize: video * 2 };
+    }),
+    audioBitrate: 128_000, audioSampleRate: 48_000, audioChannels: 2,
+    frameRate: Math.min(60, Math.round(fps * 1000) / 1000),
+    segmentDurationSec: Math.max(1, Math.round(segmentDurationSec)),
+  };
+}
+
+/** The rendition of a creative closest in bandwidth and resolution to a content variant. */
+export function closestTrack(plan: CreativePlan, entry: VariantEntry): CreativeTrack | undefined {
+  const h = Number((entry.resolution ?? '').split('x')[1] ?? 0);
+  const bw = entry.bandwidth ?? 0;
+  let best: CreativeTrack | undefined;
+  let bestScore = Infinity;
+  for (const t of plan.video) {
+    const score = Math.abs(Math.log((t.bandwidth || 1) / (bw || 1))) + (h && t.height ? Math.abs(Math.log(t.height / h)) : 0);
+    if (score < bestScore) { best = t; bestScore = score; }
+  }
+  return best;
+}
+
+function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
+  const video = files.filter((f) => /mp4|quicktime|webm|mpeg|octet/i.test(f.type) || f.type === '');
+  const list = video.length ? video : files;
+  return [...list].sort((a, b) => (b.height - a.height) || (b.bitrate - a.bitrate))[0];
+}
+
+export class AdPlanner {
+  private readonly creatives = new Map<string, CreativeState>();
+  private readonly deciding = new Map<string, Promise<AvailRecord>>();
+
+  constructor(private readonly deps: AdPlannerDeps) {}
+
+  /** The session's decision for an avail, made on first sight and stored for every later request. */
+  async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number): Promise<AvailRecord> {
+    const key = keys.avail(session.id, avail.id);
+    const known = await this.deps.store.get<AvailRecord>(key);
+    if (known) return known;
+    let pending = this.deciding.get(key);
+    if (!pending) {
+      pending = this.decideOnce(session, adServerUrl, avail, targetDuration).finally(() => this.deciding.delete(key));
+      this.deciding.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number): Promise<AvailRecord> {
+    const { store } = this.deps;
+    const key = keys.avail(session.id, avail.id);
+    // Another instance may be deciding this avail: the lock winner decides, the others wait for its record.
+    const lock = await store.setIfAbsent(keys.lock(session.id, avail.id), 1, 5000);
+    if (!lock.created) {
+      for (let waited = 0; waited < 4500; waited += 50) {
+        await new Promise((r) => setTimeout(r, 50));
+        const rec = await store.get<AvailRecord>(key);
+        if (rec) return rec;
+      }
+    }
+    await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
+    const ids = [...new Set(await store.list(keys.availList(session.id)))];
+    const index = Math.max(0, ids.indexOf(avail.id));
+    const record = await this.decide(session, adServerUrl, avail, index, targetDuration);
+    return (await store.setIfAbsent(key, record, this.deps.sessionTtlMs)).value;
+  }
+
+  private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number): Promise<AvailRecord> {
+    const { metrics } = this.deps;
+    const duration = avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
+    const slot = avail.slotDuration > 0 ? avail.slotDuration : targetDuration;
+    const record: AvailRecord = {
+      id: avail.id, index, startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
+      duration, slotDuration: slot, ads: [], skipped: [], decidedAt: this.deps.now(),
+    };
+    if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
+    metrics.availSeconds.inc(duration);
+    const result = await this.deps.decision.decide({
+      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration,
+      ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
+    });
+    if (!result.ok) {
+      metrics.adServerErrors.inc({ reason: result.error.reason });
+      record.error = `${result.error.reason}: ${result.error.message}`;
+      this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason }, 'ad decision failed; the avail plays content');
+      return record;
+    }
+    const ladder = ladderOf(session.rungs, targetDuration);
+    const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
+    await Promise.all(result.ads.map(async (ad) => {
+      const file = pickMediaFile(ad.mediaFiles);
+      if (!file) { record.skipped.push({ adId: ad.adId, reason: 'no usable media file' }); return; }
+      const got = await this.creative(file.url, ladder, ad.creativeId || ad.adId);
+      if (typeof got === 'string') { record.skipped.push({ adId: ad.adId, reason: got }); metrics.creativesSkipped.inc({ reason: got.split(':')[0] ?? got }); return; }
+      ready.push({ ad, plan: got });
+    }));
+    // keep the ad server's order
+    ready.sort((a, b) => result.ads.indexOf(a.ad) - result.ads.indexOf(b.ad));
+    const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), duration);
+    for (const r of ready) if (!picked.ads.some((p) => p.ad === r.ad)) record.skipped.push({ adId: r.ad.adId, reason: 'does not fit the avail' });
+    let total = 0;
+    for (const p of picked.ads) {
+      record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });
+      total += p.plan.duration;
+    }
+    metrics.filledSeconds.inc(total);
+    // Without slate, the break ends when the ads end: the content resumes at the next slot (issue 5: "or slate").
+    record.endSegmentIndex = avail.startSegmentIndex + Math.ceil(total / slot - 1e-3);
+    if (avail.endSegmentIndex !== undefined) record.endSegmentIndex = Math.min(record.endSegmentIndex, avail.endSegmentIndex);
+    if (record.endSegmentIndex <= record.startSegmentIndex) record.ads = [];
+    return record;
+  }
+
+  /** The creative as URLs, or the reason it is skipped this time (it is queued for preparation). */
+  private async creative(mediaFileUrl: string, ladder: TargetLadder, creativeId: string): Promise<CreativePlan | string> {
+    const key = creativeKey(creativeId, mediaFileUrl, ladder);
+    const local = this.creatives.get(key);
+    if (local?.state === 'ready') return local.plan;
+    if (local?.state === 'failed' && this.deps.now() - local.at < FAILED_RETRY_MS) return `failed: ${local.reason}`;
+    const shared = await this.deps.store.get<CreativePlan>(keys.creative(key));
+    if (shared) { this.creatives.set(key, { state: 'ready', plan: shared }); return shared; }
+    let promise: Promise<CreativePlan | undefined>;
+    if (local?.state === 'pending') promise = local.promise;
+    else {
+      const prepare = this.deps.prepare();
+      if (!prepare) return 'not prepared: no encoder available';
+      promise = prepare(mediaFileUrl, ladder, creativeId).then(async (r) => {
+        if (!r.ok) { this.creatives.set(key, { state: 'failed', reason: r.error.reason || r.error.message, at: this.deps.now() }); return undefined; }
+        const plan = this.toPlan(key, r.value);
+        if (!plan) { this.creatives.set(key, { state: 'failed', reason: 'prepared outside the served media store', at: this.deps.now() }); return undefined; }
+        await this.deps.store.set(keys.creative(key), plan, 7 * 24 * 3_600_000);
+        this.creatives.set(key, { state: 'ready', plan });
+        return plan;
+      }, (e: unknown) => {
+        this.creatives.set(key, { state: 'failed', reason: e instanceof Error ? e.message : String(e), at: this.deps.now() });
+        return undefined;
+      });
+      this.creatives.set(key, { state: 'pending', promise });
+    }
+    const plan = await Promise.race([promise, new Promise<'wait'>((r) => setTimeout(() => r('wait'), this.deps.creativeWaitMs).unref())]);
+    if (plan === 'wait') return 'not prepared: queued for preparation';
+    if (!plan) {
+      const s = this.creatives.get(key);
+      return `failed: ${s?.state === 'failed' ? s.reason : 'unknown'}`;
+    }
+    return plan;
+  }
+
+  private toPlan(key: string, p: PreparedCreative): CreativePlan | undefined {
+    const url = (rel: string) => this.deps.creativeUrl(p.dir, rel);
+    const track = (segments: PreparedCreative['audioOnly']['segments'], init: string | undefined, bandwidth: number, size?: { width: number; height: number }): CreativeTrack | undefined => {
+      const segs = segments.map((s) => ({ uri: url(s.path), duration: s.duration }));
+      if (segs.some((s) => s.uri === undefined)) return undefined;
+      const t: CreativeTrack = { segments: segs as Array<{ uri: string; duration: number }>, bandwidth, ...(size ?? {}) };
+      if (init) { const m = url(init); if (!m) return undefined; t.mapUri = m; }
+      return t;
+    };
+    const video: CreativeTrack[] = [];
+    for (const r of p.renditions) {
+      const t = track(r.segments, r.initSegment, r.bandwidth, { width: r.width, height: r.height });
+      if (!t) return undefined;
+      video.push(t);
+    }
+    const audio = track(p.audioOnly.segments, p.audioOnly.initSegment, p.audioOnly.bandwidth);
+    return { key, duration: p.durationSec, video, ...(audio ? { audio } : {}) };
+  }
+
+  /** Reads the plan of a creative for segment redirects (immutable: cached in this process). */
+  async plan(key: string): Promise<CreativePlan | undefined> {
+    const local = this.creatives.get(key);
+    if (local?.state === 'ready') return local.plan;
+    const shared = await this.deps.store.get<CreativePlan>(keys.creative(key));
+    if (shared) this.creatives.set(key, { state: 'ready', plan: shared });
+    return shared;
+  }
+}
+
+/** Maps a creative directory inside the media store to its public URL. */
+export function mediaStoreUrl(mediaDir: string, mediaBaseUrl: () => string): (dir: string, rel: string) => string | undefined {
+  return (dir, rel) => {
+    const relDir = path.relative(mediaDir, dir);
+    if (relDir.startsWith('..') || path.isAbsolute(relDir)) return undefined;
+    const parts = [...relDir.split(path.sep), ...rel.split('/')].filter(Boolean).map(encodeURIComponent);
+    return `${mediaBaseUrl()}/${parts.join('/')}`;
+  };
+}

@@ -1,0 +1,94 @@
+// Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
+// with retries and a timeout, never on the playlist's or the segment redirect's critical path.
+import { Agent, request } from 'undici';
+import type { SessionStore } from './session-store.js';
+
+export interface BeaconOptions {
+  timeoutMs?: number;
+  retries?: number;
+  concurrency?: number;
+  /** how long a "fired" mark is kept, ms */
+  markTtlMs?: number;
+  onResult?: (result: 'sent' | 'failed' | 'duplicate') => void;
+}
+
+type Job = { url: string; attempt: number };
+
+export class BeaconSender {
+  private readonly queue: Job[] = [];
+  private running = 0;
+  private readonly waiters: Array<() => void> = [];
+  private pendingMarks = 0;
+  private closed = false;
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly concurrency: number;
+  private readonly markTtlMs: number;
+
+  constructor(private readonly store: SessionStore, private readonly opts: BeaconOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.retries = opts.retries ?? 2;
+    this.concurrency = opts.concurrency ?? 16;
+    this.markTtlMs = opts.markTtlMs ?? 6 * 3_600_000;
+    this.agent = new Agent({ headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connections: 32 });
+  }
+
+  /** Fires `urls` once for `markKey` across every instance sharing the store; returns at once. */
+  fire(markKey: string, urls: readonly string[]): void {
+    if (this.closed || !urls.length) return;
+    this.pendingMarks++;
+    this.store.setIfAbsent(`beacon:${markKey}`, 1, this.markTtlMs).then(({ created }) => {
+      if (!created) { this.opts.onResult?.('duplicate'); return; }
+      for (const url of urls) this.queue.push({ url, attempt: 0 });
+      this.pump();
+    }, () => this.opts.onResult?.('failed')).finally(() => { this.pendingMarks--; this.settle(); });
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running < this.concurrency && this.queue.length) {
+      const job = this.queue.shift()!;
+      this.running++;
+      void this.send(job).finally(() => { this.running--; this.pump(); this.settle(); });
+    }
+  }
+
+  private async send(job: Job): Promise<void> {
+    try {
+      const res = await request(job.url, { dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
+      await res.body.dump().catch(() => undefined);
+      if (res.statusCode >= 500 && job.attempt < this.retries) return this.retry(job);
+      this.opts.onResult?.(res.statusCode < 400 ? 'sent' : 'failed');
+    } catch {
+      if (job.attempt < this.retries) return this.retry(job);
+      this.opts.onResult?.('failed');
+    }
+  }
+
+  private retry(job: Job): void {
+    const delay = 200 * 2 ** job.attempt;
+    this.running++; // a scheduled retry counts as work in progress for idle()
+    setTimeout(() => {
+      this.running--;
+      this.queue.push({ url: job.url, attempt: job.attempt + 1 });
+      this.pump();
+      this.settle();
+    }, delay).unref();
+  }
+
+  private settle(): void {
+    if (this.running === 0 && this.queue.length === 0 && this.pendingMarks === 0) for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves when nothing is queued or in flight (tests). */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0 && this.pendingMarks === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.queue.length = 0;
+    await this.agent.close().catch(() => undefined);
+  }
+}

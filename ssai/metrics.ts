@@ -1,0 +1,45 @@
+// Prometheus metrics of the proxy (issue 5 point 4), on the engine's registry.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export type PlaylistKind = 'master' | 'media' | 'session' | 'segment' | 'tracking';
+export type OriginErrorReason = 'timeout' | 'http_4xx' | 'http_5xx' | 'connection' | 'not_hls' | 'too_large';
+
+export interface SsaiMetrics {
+  served: Counter<'kind' | 'status'>;
+  latency: Histogram<'kind'>;
+  availSeconds: Counter;
+  filledSeconds: Counter;
+  fillRate: Gauge;
+  adServerErrors: Counter<'reason'>;
+  originErrors: Counter<'reason'>;
+  originFetches: Counter;
+  creativesSkipped: Counter<'reason'>;
+  beacons: Counter<'result'>;
+}
+
+export function createSsaiMetrics(registry: Registry): SsaiMetrics {
+  const availSeconds = new Counter({ name: 'ssai_avail_seconds_total', help: 'Seconds of ad avails decided', registers: [registry] });
+  const filledSeconds = new Counter({ name: 'ssai_avail_filled_seconds_total', help: 'Seconds of ad avails filled with ads', registers: [registry] });
+  return {
+    served: new Counter({ name: 'ssai_playlists_served_total', help: 'Proxy responses by kind and status', labelNames: ['kind', 'status'] as const, registers: [registry] }),
+    latency: new Histogram({
+      name: 'ssai_request_duration_seconds', help: 'Proxy latency by kind', labelNames: ['kind'] as const, registers: [registry],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    }),
+    availSeconds,
+    filledSeconds,
+    fillRate: new Gauge({
+      name: 'ssai_fill_rate', help: 'Filled ad seconds over avail seconds since start', registers: [registry],
+      async collect() {
+        const avail = (await availSeconds.get()).values[0]?.value ?? 0;
+        const filled = (await filledSeconds.get()).values[0]?.value ?? 0;
+        this.set(avail > 0 ? filled / avail : 0);
+      },
+    }),
+    adServerErrors: new Counter({ name: 'ssai_ad_server_errors_total', help: 'Ad decisions that failed, by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    originErrors: new Counter({ name: 'ssai_origin_errors_total', help: 'Origin playlist fetches that failed, by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    originFetches: new Counter({ name: 'ssai_origin_fetches_total', help: 'Origin playlist requests actually sent (after coalescing)', registers: [registry] }),
+    creativesSkipped: new Counter({ name: 'ssai_creatives_skipped_total', help: 'Ads left out of an avail, by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
+  };
+}

@@ -1,0 +1,149 @@
+// Shared job queue on PostgreSQL with pg-boss (DATABASE_URL=postgres://…): any number of worker processes take jobs
+// from it, a job a worker dropped (shutdown: retried at once; crash: after its expiry) runs again on another.
+import type { Logger } from 'pino';
+import PgBoss from 'pg-boss';
+import type { EncodeProgress } from './ffmpeg-runner.js';
+import {
+  DEFAULT_CONCURRENCY, JOB_KINDS, JOB_PRIORITY, JobCanceledError, type EncodeQueue, type EnqueueOptions, type JobHandler,
+  type JobInfo, type JobKind, type JobState,
+} from './queue.js';
+
+export interface PgBossQueueOptions {
+  connectionString: string;
+  /** PostgreSQL schema of pg-boss's tables; tests use a fresh one. */
+  schema?: string;
+  logger: Logger;
+  /** How long a job may run before pg-boss considers its worker dead and retries it. */
+  expireInMinutes?: number;
+}
+
+const queueName = (kind: JobKind): string => `vod-${kind}`;
+
+function mapState(state: PgBoss.JobWithMetadata['state']): JobState {
+  switch (state) {
+    case 'completed': return 'done';
+    case 'failed': case 'cancelled': return 'failed';
+    case 'active': return 'running';
+    default: return 'queued';
+  }
+}
+
+export class PgBossEncodeQueue implements EncodeQueue {
+  readonly backend = 'pg-boss' as const;
+  private readonly boss: PgBoss;
+  private readonly logger: Logger;
+  private readonly handlers = new Map<JobKind, { handler: JobHandler; concurrency: number }>();
+  private readonly running = new Map<string, AbortController>();
+  /** Progress of the jobs this process runs (pg-boss has no progress column; the VOD record carries it too). */
+  private readonly progress = new Map<string, EncodeProgress>();
+  private readonly kinds = new Map<string, JobKind>();
+  private booted: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: PgBossQueueOptions) {
+    this.logger = opts.logger;
+    this.boss = new PgBoss({
+      connectionString: opts.connectionString,
+      schema: opts.schema ?? 'pgboss',
+      max: 4,
+      // Retries exist for dropped jobs only: handlers return expected failures as data instead of throwing.
+      retryLimit: 3,
+      retryDelay: 1,
+      expireInMinutes: opts.expireInMinutes ?? 120,
+    });
+    this.boss.on('error', (error) => this.logger.error({ err: error }, 'pg-boss error'));
+  }
+
+  /** Starts pg-boss (creating its schema) and the queues; shared by producers and workers. */
+  private boot(): Promise<void> {
+    this.booted ??= (async () => {
+      await this.boss.start();
+      for (const kind of JOB_KINDS) {
+        const name = queueName(kind);
+        if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+      }
+    })();
+    return this.booted;
+  }
+
+  async enqueue(kind: JobKind, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<string> {
+    await this.boot();
+    const id = await this.boss.send(queueName(kind), payload, { priority: opts.priority ?? JOB_PRIORITY[kind] });
+    if (!id) throw new Error(`pg-boss refused the ${kind} job`);
+    this.kinds.set(id, kind);
+    this.logger.info({ jobId: id, kind }, 'job queued');
+    return id;
+  }
+
+  async get(id: string): Promise<JobInfo | undefined> {
+    await this.boot();
+    const known = this.kinds.get(id);
+    for (const kind of known ? [known] : JOB_KINDS) {
+      const job = await this.boss.getJobById<Record<string, unknown>>(queueName(kind), id, { includeArchive: true });
+      if (!job) continue;
+      const info: JobInfo = { id, kind, state: mapState(job.state), priority: job.priority };
+      const output = job.output as { result?: unknown; message?: string } | null;
+      if (info.state === 'done') info.output = output?.result ?? null;
+      if (info.state === 'failed') info.error = output?.message ?? 'the job failed';
+      const progress = this.progress.get(id);
+      if (progress) info.progress = progress;
+      return info;
+    }
+    return undefined;
+  }
+
+  async waitFor(id: string, timeoutMs = 30 * 60_000): Promise<JobInfo> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const info = await this.get(id);
+      if (!info) throw new Error(`job ${id} does not exist`);
+      if (info.state === 'done' || info.state === 'failed') return info;
+      if (Date.now() > deadline) throw new Error(`job ${id} did not finish within ${timeoutMs} ms`);
+      if (this.closed) throw new Error('the queue closed');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  handle(kind: JobKind, handler: JobHandler, concurrency = DEFAULT_CONCURRENCY[kind]): void {
+    this.handlers.set(kind, { handler, concurrency });
+  }
+
+  async start(): Promise<void> {
+    await this.boot();
+    for (const [kind, { handler, concurrency }] of this.handlers) {
+      // pg-boss 10 runs one job at a time per work() call: one call per slot.
+      for (let i = 0; i < concurrency; i++) {
+        await this.boss.work<Record<string, unknown>>(queueName(kind), { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+          if (!job) return { result: null };
+          const abort = new AbortController();
+          this.running.set(job.id, abort);
+          const logger = this.logger.child({ jobId: job.id, kind });
+          logger.info('job started');
+          try {
+            const result = await handler(job.data, {
+              id: job.id, kind, signal: abort.signal, logger,
+              progress: (p) => { this.progress.set(job.id, p); },
+            });
+            logger.info('job finished');
+            return { result: result ?? null };
+          } catch (e) {
+            if (abort.signal.aborted) throw new JobCanceledError();
+            logger.error({ err: e }, 'job failed');
+            throw e;
+          } finally {
+            this.running.delete(job.id);
+            this.progress.delete(job.id);
+          }
+        });
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (!this.booted) return;
+    await this.booted.catch(() => undefined);
+    for (const abort of this.running.values()) abort.abort();
+    await this.boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+  }
+}
