@@ -1,7 +1,7 @@
 // Encode benchmark: the engine's encodeVod of a 60 s 1080p source vs ONE hand-written ffmpeg command for the same
 // ladder, same machine, same run. Writes bench/results/encode.json and encode.md. Run: npx tsx bench/encode.ts
 import { execFile } from 'node:child_process';
-import { access, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,13 @@ function ffmpeg(args: string[]): Promise<void> {
     execFile('ffmpeg', args, { maxBuffer: 64 * 1024 * 1024 }, (err, _o, stderr) => (err ? reject(new Error(stderr.slice(-2000))) : resolve()));
   });
 }
+/** CPU seconds (user+sys) of this process's finished children: robust to other load on a shared machine. */
+async function childCpuSec(): Promise<number> {
+  const stat = await readFile('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100; // cutime, cstime in USER_HZ (100 on Linux)
+}
+
 function ffmpegVersion(): Promise<string> {
   return new Promise((resolve) => execFile('ffmpeg', ['-version'], (_e, out) => resolve(out.split('\n')[0] ?? 'unknown')));
 }
@@ -54,21 +61,27 @@ async function main(): Promise<void> {
   // ABBA order over rounds cancels slow drift of a shared machine; the best time of each method is compared.
   const hand: number[] = [];
   const engine: number[] = [];
+  const handCpu: number[] = [];
+  const engineCpu: number[] = [];
   let lastSpeed = 0;
   const runHand = async (): Promise<void> => {
     process.stderr.write('hand-written ffmpeg...\n');
     await rm(path.join(work, 'hand'), { recursive: true, force: true });
     await mkdir(path.join(work, 'hand'), { recursive: true });
     const t = performance.now();
+    const c = await childCpuSec();
     await ffmpeg(handWritten(src, path.join(work, 'hand')));
     hand.push((performance.now() - t) / 1000);
+    handCpu.push((await childCpuSec()) - c);
   };
   const runEngine = async (): Promise<void> => {
     process.stderr.write('engine encodeVod...\n');
     const t = performance.now();
+    const c = await childCpuSec();
     const r = await encodeVod(src, { outDir: path.join(work, 'engine'), preset: PRESET,
       onProgress: (p) => { if (p.stage === 'encode' && p.speedX > 0) lastSpeed = p.speedX; } }).done;
     engine.push((performance.now() - t) / 1000);
+    engineCpu.push((await childCpuSec()) - c);
     if (!r.ok) throw new Error(`engine encode failed: ${r.error.reason}`);
   };
   for (let i = 0; i < ROUNDS; i++) {
@@ -95,6 +108,9 @@ async function main(): Promise<void> {
     handWrittenXRealtime: round(SECONDS / handSec),
     engineLastReportedSpeedX: lastSpeed,
     rawSeconds: { handWritten: hand.map(round), engine: engine.map(round) },
+    cpuSeconds: { handWritten: handCpu.map(round), engine: engineCpu.map(round) },
+    cpuRatio: round(Math.min(...handCpu) / Math.min(...engineCpu)),
+    loadAverage1mAtEnd: round(os.loadavg()[0] ?? 0),
   };
   const out = path.join(root, 'bench', 'results');
   await mkdir(out, { recursive: true });
@@ -109,6 +125,8 @@ async function main(): Promise<void> {
     `| engine encodeVod | ${result.engineSeconds} | ${result.engineXRealtime} |`, '',
     `Ratio baseline / engine: **${result.ratio}** (goal ≥ 0.9).`, '',
     `Raw seconds: baseline ${hand.map(round).join(', ')}; engine ${engine.map(round).join(', ')}.`, '',
+    `CPU seconds of the ffmpeg children (insensitive to other load): baseline ${handCpu.map(round).join(', ')}; `
+      + `engine ${engineCpu.map(round).join(', ')}; ratio ${result.cpuRatio}. Load average at the end: ${result.loadAverage1mAtEnd}.`, '',
   ].join('\n'));
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }

@@ -174,6 +174,7 @@ function timerOverheadNs(): number {
   return d[n >> 1]!;
 }
 
+const loadBefore = os.loadavg()[0]!;
 const callsPerBatch = new Map<string, number>();
 for (const op of ops) {
   const calls = runFor(op, WARMUP_NS);
@@ -209,14 +210,19 @@ for (let b = 0; b < BATCHES; b++) {
 const quantile = (sorted: ArrayLike<number>, q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const us = (ns: number): number => Math.round(ns / 10) / 100; // µs with 2 decimals
 
-type Figure = { op: string; label: string; calls: number; median_us: number; p99_us: number; batchMean_median_us: number; batchMean_min_us: number; batchMean_max_us: number };
+type Figure = { op: string; label: string; calls: number; median_us: number; p99_us: number; bestBatchMedian_us: number; batchMean_median_us: number; batchMean_min_us: number; batchMean_max_us: number };
 const figures: Record<string, Figure> = {};
 for (const op of ops) {
-  const arr = samples.get(op.key)!.sort();
+  const all = samples.get(op.key)!;
+  const n = callsPerBatch.get(op.key)!;
+  // Least-disturbed batch: the lowest per-batch median, for reading results taken on a loaded machine.
+  let bestBatchMedian = Infinity;
+  for (let b = 0; b < BATCHES; b++) bestBatchMedian = Math.min(bestBatchMedian, quantile(all.slice(b * n, (b + 1) * n).sort(), 0.5));
+  const arr = all.sort();
   const means = [...batchMeans.get(op.key)!].sort((x, y) => x - y);
   figures[op.key] = {
     op: op.key, label: op.label, calls: arr.length,
-    median_us: us(quantile(arr, 0.5)), p99_us: us(quantile(arr, 0.99)),
+    median_us: us(quantile(arr, 0.5)), p99_us: us(quantile(arr, 0.99)), bestBatchMedian_us: us(bestBatchMedian),
     batchMean_median_us: us(quantile(means, 0.5)), batchMean_min_us: us(means[0]!), batchMean_max_us: us(means[means.length - 1]!),
   };
 }
@@ -235,8 +241,13 @@ const inputs = {
 };
 
 const cpus = os.cpus();
+const loadAfter = os.loadavg()[0]!;
 const result = {
-  machine: { cpus: cpus.length, model: cpus[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
+  machine: {
+    cpus: cpus.length, model: cpus[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    // 1-minute load average before and after timing: above the CPU count, p99 mostly measures preemption, not this code
+    loadavg1m: [Math.round(loadBefore * 100) / 100, Math.round(loadAfter * 100) / 100],
+  },
   method:
     `In one process: each operation warmed up ${WARMUP_NS / 1e6} ms (V8 tier-up), then ${BATCHES} batches; in each batch every operation runs ` +
     `~${BATCH_TARGET_NS / 1e6} ms of calls (call count fixed per operation from the warm-up rate), operations interleaved and their order rotated per batch. ` +
@@ -244,7 +255,8 @@ const result = {
     `Timer overhead (two hrtime.bigint reads) ${us(overheadNs)} µs per call, included, not subtracted. ` +
     `One rewrite = scanMediaPlaylist + findAvails + session ad-plan lookup + stitchMediaPlaylist (video track, tracking segment URIs) to text. ` +
     `Baseline in the same run, same text: m3u8-parser ${readVersion('m3u8-parser')} new Parser() + push + end (parse only: no cue finding, no rewrite, no serialisation). ` +
-    `Pass = median ≤ goal; whether p99 is also within the goal is shown.`,
+    `Pass = median over all calls ≤ goal; whether p99 is also within the goal is shown. ` +
+    `"Lowest batch median" is the smallest of the ${BATCHES} per-batch medians (the least-disturbed batch), shown for reading a run on a loaded machine; it is not used for pass/fail.`,
   inputs,
   timerOverhead_us: us(overheadNs),
   figures,
@@ -271,11 +283,11 @@ fs.writeFileSync(path.join(root, 'bench/results/ssai-rewrite.json'), `${JSON.str
 
 const row = (k: string): string => {
   const x = f(k);
-  return `| ${x.label} | ${x.median_us} | ${x.p99_us} | ${x.batchMean_median_us} (${x.batchMean_min_us}–${x.batchMean_max_us}) | ${x.calls} |`;
+  return `| ${x.label} | ${x.median_us} | ${x.p99_us} | ${x.bestBatchMedian_us} | ${x.batchMean_median_us} (${x.batchMean_min_us}–${x.batchMean_max_us}) | ${x.calls} |`;
 };
 const md = `# SSAI rewrite CPU microbenchmark
 
-Machine: ${result.machine.cpus} × ${result.machine.model}, Node ${result.machine.node} (${result.machine.platform})
+Machine: ${result.machine.cpus} × ${result.machine.model}, Node ${result.machine.node} (${result.machine.platform}); 1-min load average ${result.machine.loadavg1m.join(' → ')} during the run (above ${result.machine.cpus}, every figure includes contention from other processes, p99 most of all)
 
 Method: ${result.method}
 
@@ -291,8 +303,8 @@ ${goals.map((g) => `| ${g.name} | ≤ ${g.goal_us} µs | ${g.median_us} | ${g.p9
 
 ## All figures (µs per call)
 
-| operation | median | p99 | batch mean: median (min–max of ${BATCHES}) | calls |
-|---|---|---|---|---|
+| operation | median | p99 | lowest batch median | batch mean: median (min–max of ${BATCHES}) | calls |
+|---|---|---|---|---|---|
 ${ops.map((o) => row(o.key)).join('\n')}
 
 ## Our rewrite against the library's parse alone (median ratio; < 1 means our whole rewrite is faster than m3u8-parser only parsing)
@@ -312,6 +324,7 @@ process.stdout.write(
     bench: 'ssai-rewrite',
     node: process.version,
     cpu: `${cpus.length}x ${cpus[0]?.model ?? '?'}`,
+    loadavg1m: result.machine.loadavg1m,
     rewrite6_us: { median: f('rewrite6').median_us, p99: f('rewrite6').p99_us, goal: 30, pass: goals[0]!.pass },
     rewrite60_us: { median: f('rewrite60').median_us, p99: f('rewrite60').p99_us, goal: 150, pass: goals[1]!.pass },
     m3u8parser_parse6_us: { median: f('parse6').median_us, p99: f('parse6').p99_us },

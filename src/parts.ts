@@ -2,7 +2,8 @@ import type { EnginePart } from './part.js';
 import { foundationPart } from './foundation.part.js';
 import { inputsPart } from './inputs/inputs.part.js';
 import { vodPart } from './vod.part.js';
+import { livePart } from './live.part.js';
 import { ssaiPart } from './ssai.part.js';
 
 /** Every part of the engine, in start order. A new capability adds one line here. */
-export const ENGINE_PARTS: EnginePart[] = [foundationPart, inputsPart, vodPart, ssaiPart];
+export const ENGINE_PARTS: EnginePart[] = [foundationPart, inputsPart, livePart, vodPart, ssaiPart];

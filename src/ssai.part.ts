@@ -2,8 +2,9 @@
 import type { EnginePart } from './part.js';
 import type { EngineContext } from './context.js';
 import { AdinsertStore } from './adinserts/adinsert.store.js';
-import { CachedAdinsertLookup, type AdinsertLookup } from './adinserts/adinsert-lookup.js';
+import { CachedAdinsertLookup, type AdinsertCache } from './adinserts/adinsert-lookup.js';
 import { adinsertRoutes } from './adinserts/adinsert.router.js';
+import type { AdinsertConfig } from './adinserts/adinsert.schema.js';
 import { AdPlanner, mediaStoreUrl, type PrepareFn } from '../ssai/ad-planner.js';
 import { BeaconSender } from '../ssai/beacons.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
@@ -14,9 +15,16 @@ import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision
 
 declare module './context.js' {
   interface EngineServices {
-    adinsertLookup?: AdinsertLookup;
+    /** cached reads of ad-insertion configurations: get(guid) for the proxy, findForOrganization for channels */
+    adinserts?: AdinsertCache;
     ssai?: SsaiRuntime;
   }
+}
+
+/** Organization-scoped adinsert reads: `id` is the guid (the channels part's naming). */
+export interface AdinsertLookup {
+  get(organizationId: string, guid: string): Promise<(AdinsertConfig & { id: string }) | undefined>;
+  findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
 }
 
 /** What tests and benchmarks reach into. */
@@ -47,7 +55,18 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
     roles: ['api', 'ssai'],
     init: (ctx) => {
       const store = new AdinsertStore(ctx.store.db);
-      ctx.services.adinsertLookup = new CachedAdinsertLookup(store);
+      const cache = new CachedAdinsertLookup(store);
+      ctx.services.adinserts = cache;
+      // The live channels' read interface (src/channels/channel-runtime.service.ts): organization-scoped.
+      // The live channels' entry (declared by src/channels): set without a type dependency on that part.
+      const channelLookup: AdinsertLookup = {
+        get: async (organizationId, guid) => {
+          const config = await cache.findForOrganization(organizationId, guid);
+          return config && { ...config, id: config.guid };
+        },
+        findForOrganization: (organizationId, guid) => cache.findForOrganization(organizationId, guid),
+      };
+      (ctx.services as Record<string, unknown>).adinsertLookup = channelLookup;
       if (!ctx.config.roles.includes('ssai')) return;
       const metrics = createSsaiMetrics(ctx.metrics.registry);
       const sessions = createSessionStore(ctx.config.redisUrl);
@@ -75,13 +94,13 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       });
     },
     routes: (ctx) => {
-      const lookup = ctx.services.adinsertLookup;
+      const lookup = ctx.services.adinserts;
       if (!lookup) throw new Error('the ssai part was not initialized');
       return adinsertRoutes(ctx, new AdinsertStore(ctx.store.db), lookup);
     },
     rawHandler: (ctx: EngineContext) => {
       const runtime = ctx.services.ssai;
-      const lookup = ctx.services.adinsertLookup;
+      const lookup = ctx.services.adinserts;
       if (!runtime || !lookup) return () => false;
       const server = new SsaiServer({
         lookup, origin: runtime.origin, store: runtime.store, planner: runtime.planner, beacons: runtime.beacons,

@@ -234,10 +234,17 @@ export class SsaiServer {
       return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !pl.endList);
     }
     const target = pl.targetDuration || 6;
-    for (const avail of findAvails(pl).avails) {
-      await this.deps.planner.recordFor(session, config.adServer, avail, target);
-    }
-    const records = await this.records(sid);
+    let records = await this.records(sid);
+    const fresh = await this.decideNew(session, config.adServer, pl, records, target);
+    if (entry.kind !== 'video') {
+      // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
+      // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
+      const ref = session.variants.find((v) => v.kind === 'video');
+      const refText = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+      const refPl = refText?.ok ? scanMediaPlaylist(refText.text).playlist : undefined;
+      if (refPl && await this.decideNew(session, config.adServer, refPl, fresh ? await this.records(sid) : records, refPl.targetDuration || target)) records = await this.records(sid);
+      else if (fresh) records = await this.records(sid);
+    } else if (fresh) records = await this.records(sid);
     const observedKey = keys.observed(sid, n);
     const observed = (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {};
     const avails: StitchAvail[] = [];
@@ -247,7 +254,8 @@ export class SsaiServer {
     }
     const result = stitchMediaPlaylist(pl, {
       originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target,
-      makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? c.uri
+      // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
+      makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
         : `/v1/segment/${guid}/${sid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}`,
     });
     let changed = false;
@@ -258,6 +266,23 @@ export class SsaiServer {
     }
     if (changed) await this.deps.store.set(observedKey, observed, this.deps.sessionTtlMs);
     return playlist(result.text, !pl.endList);
+  }
+
+  /**
+   * Decides the avails of a playlist not yet known to the session. A break found again under another id (its
+   * CUE-OUT slid out and a CUE-OUT-CONT names it by its SCTE-35 event id) is the same break: matched by start.
+   */
+  private async decideNew(session: SessionRecord, adServer: string, pl: MediaPlaylist, records: AvailRecord[], target: number): Promise<boolean> {
+    let fresh = false;
+    for (const avail of findAvails(pl).avails) {
+      const slotMs = (avail.slotDuration || target) * 1000;
+      const known = records.some((r) => r.id === avail.id || (r.startPdtMs !== undefined && avail.startPdtMs !== undefined
+        ? Math.abs(r.startPdtMs - avail.startPdtMs) < slotMs / 2 : r.startSegmentIndex === avail.startSegmentIndex));
+      if (known) continue;
+      await this.deps.planner.recordFor(session, adServer, avail, target);
+      fresh = true;
+    }
+    return fresh;
   }
 
   private async records(sid: string): Promise<AvailRecord[]> {

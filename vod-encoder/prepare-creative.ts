@@ -170,7 +170,7 @@ async function cached(key: string, opts: PrepareOptions,
   make: (work: string) => Promise<VodResult<{ durationSec: number; ladder: TargetLadder }>>): Promise<VodResult<PreparedCreative>> {
   const dir = path.join(path.resolve(opts.cacheDir), key);
   const resultFile = path.join(dir, RESULT_FILE);
-  if (await exists(resultFile)) {
+  if ((await exists(resultFile)) && (await exists(path.join(dir, 'master.m3u8')))) {
     const hit = JSON.parse(await readFile(resultFile, 'utf8')) as PreparedCreative;
     opts.logger?.debug({ key }, 'creative cache hit');
     return { ok: true, value: { ...hit, dir, cached: true } };

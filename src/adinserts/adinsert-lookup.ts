@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { AdinsertConfig } from './adinsert.schema.js';
 import type { AdinsertStore } from './adinsert.store.js';
 
-export interface AdinsertLookup {
+export interface AdinsertCache {
   /** for the proxy: any organization's configuration by guid, cached */
   get(guid: string): Promise<AdinsertConfig | undefined>;
   /** for live channels building SSAI playback URLs: only the organization's own configuration */
@@ -14,7 +14,7 @@ export interface AdinsertLookup {
 
 const MISSING = Symbol('missing');
 
-export class CachedAdinsertLookup implements AdinsertLookup {
+export class CachedAdinsertLookup implements AdinsertCache {
   private readonly cache: LRUCache<string, AdinsertConfig | typeof MISSING>;
   private readonly inflight = new Map<string, Promise<AdinsertConfig | undefined>>();
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
 import { brokerRoute, type RouteSpec } from '../http/route.js';
-import type { AdinsertLookup } from './adinsert-lookup.js';
+import type { AdinsertCache } from './adinsert-lookup.js';
 import { adinsertCreateBody, adinsertRead, adinsertUpdateBody, toRead } from './adinsert.schema.js';
 import type { AdinsertStore } from './adinsert.store.js';
 
@@ -10,7 +10,7 @@ const guidParams = z.object({ guid: z.string().min(1).max(64) });
 const envelope = (data: z.ZodType) => z.object({ status: z.literal(true), data });
 
 /** Spec 4.6: /broker/adinserts and /broker/private/adinserts. */
-export function adinsertRoutes(ctx: EngineContext, store: AdinsertStore, lookup: AdinsertLookup): RouteSpec[] {
+export function adinsertRoutes(ctx: EngineContext, store: AdinsertStore, lookup: AdinsertCache): RouteSpec[] {
   const now = () => ctx.clock.nowMs();
   const read = (c: Parameters<typeof toRead>[0]) => toRead(c, ctx.config.publicUrl);
   return [

@@ -1,7 +1,7 @@
 // Registers the ChannelRuntime and AdinsertLookup entries of ctx.services (module augmentation, ARCHITECTURE.md).
 import type { ChannelRuntime } from '../../packager/channel-runtime.js';
 
-/** Read access to ad-insertion configurations, given by the part that owns them (spec 2.11). */
+/** Organization-scoped read of ad-insertion configurations, given by the SSAI part (spec 2.11). */
 export interface AdinsertLookup {
   get(organizationId: string, id: string): Promise<{ id: string; type: string; sourceUrl: string } | undefined>;
 }

@@ -209,6 +209,7 @@ export class ChannelService {
 
   /** After a restart: a start cut off mid-way failed; stops and deletes cut off mid-way run again. */
   async recover(): Promise<void> {
+    this.runtime(); // subscribes to a runtime registered at init before it reports anything
     const rows = await this.workflows.db.selectFrom('workflows').select(['id', 'organization_id', 'status']).where('status', 'in', [...LOCKED_STATUSES]).execute();
     for (const row of rows) {
       const workflow = await this.workflows.get(row.organization_id, row.id);

@@ -3,7 +3,7 @@
 import type { EngineContext } from '../context.js';
 import { newId } from '../core/ids.js';
 import type { ChannelService } from '../channels/channel.service.js';
-import { WORKFLOW_STATUSES } from '../workflows/workflow.schema.js';
+import { LOCKED_STATUSES, WORKFLOW_STATUSES } from '../workflows/workflow.schema.js';
 import type { Workflow, WorkflowStore } from '../workflows/workflow.store.js';
 import { latestDueOccurrence } from './occurrences.js';
 
@@ -58,12 +58,14 @@ export class Scheduler {
       .where((eb) => eb.or([eb('holder', '=', this.holder), eb('expires_at', '<', now)]))
       .executeTakeFirst();
     if (Number(renewed.numUpdatedRows) > 0) return true;
-    const inserted = await db
+    await db
       .insertInto('scheduler_locks')
       .values({ name: LOCK_NAME, holder: this.holder, expires_at: now + LOCK_TTL_MS })
       .onConflict((oc) => oc.column('name').doNothing())
-      .executeTakeFirst();
-    return Number(inserted.numInsertedRows ?? 0n) > 0;
+      .execute();
+    // the insert did nothing when another process holds the row: reading it back tells who won
+    const row = await db.selectFrom('scheduler_locks').select('holder').where('name', '=', LOCK_NAME).executeTakeFirst();
+    return row?.holder === this.holder;
   }
 
   private async release(): Promise<void> {
@@ -103,14 +105,18 @@ export class Scheduler {
     const due = latestDueOccurrence(workflow.schedule, now);
     const handled = workflow.scheduleState.handledAt;
     if (!due || (handled !== undefined && due.triggerAt <= handled)) return;
-    // Marked before starting: a run is attempted at most once even if the start below throws.
-    await this.setState(workflow, { schedule_handled_at: due.triggerAt });
     if (due.stopAt !== undefined && due.stopAt <= now) {
+      await this.setState(workflow, { schedule_handled_at: due.triggerAt });
       this.ctx.logger.info({ workflowId: workflow.id, startAt: new Date(due.startAt).toISOString() }, 'skipped a scheduled run whose stop time passed while the engine was down');
       return;
     }
-    if (workflow.status !== 'READY' && workflow.status !== 'DONE') {
-      this.ctx.logger.warn({ workflowId: workflow.id, status: workflow.status }, 'a scheduled run was not started: the workflow is not READY or DONE');
+    // read again: a stop sent earlier in this pass may still be running; the next pass retries then
+    const fresh = await this.workflows.get(workflow.organizationId, workflow.id);
+    if (!fresh || LOCKED_STATUSES.includes(fresh.status)) return;
+    // Marked before starting: a run is attempted at most once even if the start below throws.
+    await this.setState(workflow, { schedule_handled_at: due.triggerAt });
+    if (fresh.status !== 'READY' && fresh.status !== 'DONE') {
+      this.ctx.logger.warn({ workflowId: workflow.id, status: fresh.status }, 'a scheduled run was not started: the workflow is not READY or DONE');
       return;
     }
     const [started] = await this.channels.start(workflow.organizationId, [workflow.id]);
