@@ -10,6 +10,7 @@ import type { EncodeQueue } from '../vod-encoder/queue.js';
 import { DatabaseEncodeQueue } from '../vod-encoder/queue-db.js';
 import { PgBossEncodeQueue } from '../vod-encoder/queue-pgboss.js';
 import { registerVodWorker } from '../vod-encoder/worker.js';
+import { createWorkerMetrics } from '../vod-encoder/metrics.js';
 import { mediaMount } from './media/media.mount.js';
 import { plainUploadRoutes } from './uploads/plain-upload.router.js';
 import { tusMount } from './uploads/tus.mount.js';
@@ -86,6 +87,7 @@ export const vodPart: EnginePart = {
       destBucket: MEDIA_BUCKET,
       creativeCacheDir: path.join(vod.mediaDir, 'creatives'),
       logger: ctx.logger.child({ component: 'vod-worker' }),
+      metrics: createWorkerMetrics(ctx.metrics.registry),
     });
     await queue.start();
   },

@@ -14,6 +14,7 @@ import { prepareCreative, type TargetLadder } from './prepare-creative.js';
 import { probeMedia } from './probe.js';
 import { JobCanceledError, type EncodeQueue, type JobContext } from './queue.js';
 import { buildRecords } from './records.js';
+import { instrumented, type WorkerMetrics } from './metrics.js';
 import type { VodRecords } from './records.types.js';
 
 /** What the worker needs of the VOD store (src/vod/vod.store.ts implements it). */
@@ -43,6 +44,7 @@ export interface VodWorkerDeps {
   creativeCacheDir: string;
   preset?: string;
   logger: Logger;
+  metrics?: WorkerMetrics;
 }
 
 export interface EncodeJobResult {
@@ -53,15 +55,16 @@ export interface EncodeJobResult {
 const describe = (f: VodFailure): string => `${f.message}: ${f.reason}`;
 
 export function registerVodWorker(queue: EncodeQueue, deps: VodWorkerDeps): void {
-  queue.handle('encode', (payload, job) => runEncode(String(payload.guid), job, deps));
-  queue.handle('captions', (payload, job) => runCaptions(String(payload.guid), job, deps));
-  queue.handle('creative', async (payload, job) => {
+  const { metrics } = deps;
+  queue.handle('encode', instrumented(metrics, 'encode', (payload, job) => runEncode(String(payload.guid), job, deps)));
+  queue.handle('captions', instrumented(metrics, 'captions', (payload, job) => runCaptions(String(payload.guid), job, deps)));
+  queue.handle('creative', instrumented(metrics, 'creative', async (payload, job) => {
     const ladder = payload.ladder as TargetLadder;
     return prepareCreative(String(payload.mediaFileUrl), ladder, {
       cacheDir: deps.creativeCacheDir, logger: job.logger, ...(deps.preset ? { preset: deps.preset } : {}),
       ...(typeof payload.creativeId === 'string' ? { creativeId: payload.creativeId } : {}),
     });
-  });
+  }));
 }
 
 async function runEncode(guid: string, job: JobContext, deps: VodWorkerDeps): Promise<EncodeJobResult> {

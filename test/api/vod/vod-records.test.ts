@@ -46,6 +46,12 @@ describe('VOD records after an encode', () => {
     expect(Math.abs(info.duration - 4)).toBeLessThanOrEqual(0.5);
   });
 
+  it('counts the finished encode job in the Prometheus metrics', async () => {
+    const text = (await engine.api('GET', '/metrics')).body as string;
+    expect(text).toMatch(/engine_worker_jobs_total\{kind="encode",outcome="ok"\} 1/);
+    expect(text).toMatch(/engine_worker_job_duration_seconds_count\{kind="encode"\} 1/);
+  });
+
   it('lists it, filtered by status', async () => {
     const all = await engine.api('GET', '/broker/vod/list');
     expect(all.body.status).toBe(true);
