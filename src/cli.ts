@@ -6,6 +6,7 @@ const HELP = `engine: media pipeline engine (live channels, VOD encoding, server
 
 Usage:
   engine [start] [--roles api,ssai,worker,packager]   run the engine (all roles by default)
+  engine check-playlist <url> [--reloads N]          check an HLS playlist and its media playlists against RFC 8216
   engine --help                                       this text
 
 Roles (--roles or ENGINE_ROLES): ${ROLES.join(', ')}
@@ -26,6 +27,18 @@ async function main(): Promise<void> {
   const command = positionals[0] ?? 'start';
   if (values.help) {
     process.stdout.write(HELP);
+    return;
+  }
+  if (command === 'check-playlist') {
+    const url = positionals[1];
+    if (!url) throw new ConfigError('url', 'check-playlist needs the playlist URL');
+    const reloads = Number(values.reloads ?? '1');
+    if (!Number.isInteger(reloads) || reloads < 1) throw new ConfigError('--reloads', 'must be a positive integer');
+    const { checkPlaylistUrl } = await import('../ssai/check-url.js');
+    const findings = await checkPlaylistUrl(url, reloads);
+    for (const finding of findings) process.stdout.write(`${finding.rule}: ${finding.message}\n`);
+    process.stdout.write(findings.length === 0 ? 'ok: nothing RFC 8216 forbids was found\n' : `${findings.length} finding(s)\n`);
+    process.exitCode = findings.length === 0 ? 0 : 1;
     return;
   }
   if (command !== 'start') {
