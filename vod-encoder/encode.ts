@@ -11,7 +11,7 @@ import { failure, type VodFailure, type VodResult } from './errors.js';
 import { ffmpegOnce, newCommand, runFluent, type EncodeProgress } from './ffmpeg-runner.js';
 import { chooseLadder, type Ladder } from './ladder.js';
 import { probeMedia, type MediaInfo } from './probe.js';
-import { makeThumbnails } from './thumbnails.js';
+import { makePoster, makeSprite } from './thumbnails.js';
 
 export type { EncodeProgress } from './ffmpeg-runner.js';
 
@@ -191,7 +191,14 @@ async function runEncode(
   } catch (e) {
     return fail(failure('VOD_OUTPUT_INVALID', e instanceof Error ? e.message : String(e)));
   }
-  // The remuxes only copy bytes, so they run side by side.
+  // The remuxes only copy bytes and the sprite reads the smallest CMAF rendition directly, so all run side by side.
+  const top = ladder.rungs.reduce((a, b) => (b.height > a.height ? b : a));
+  const byHeight = [...pairs.video].sort((a, b) => b.height - a.height);
+  const best = byHeight[0];
+  const smallest = byHeight[byHeight.length - 1];
+  if (!best || !smallest) return fail(failure('VOD_OUTPUT_INVALID', 'the master lists no video variant'));
+  const spriteJob = makeSprite(path.join(cmafDir, smallest.uri), path.join(work, 'thumbs'),
+    { durationSec: media.durationSec, width: top.width, height: top.height }, signal);
   let remuxed = 0;
   const results = await Promise.all(pairs.video.map(async (v) => {
     const rel = path.join('mp4', `${v.height}.mp4`);
@@ -202,26 +209,24 @@ async function runEncode(
     report({ percent: 85 + Math.round((remuxed / pairs.video.length) * 70) / 10, speedX: 0, etaSec: 1, stage: 'mp4' });
     return r.ok ? { ok: true as const, value: { height: v.height, path: rel } } : r;
   }));
+  const sprite = await spriteJob;
   const mp4: EncodeOutputs['mp4'] = [];
   for (const r of results) {
     if (!r.ok) return fail(r);
     mp4.push(r.value);
   }
-  const byHeight = [...mp4].sort((a, b) => b.height - a.height);
-  const best = byHeight[0];
-  const smallest = byHeight[byHeight.length - 1];
-  if (!best || !smallest) return fail(failure('VOD_OUTPUT_INVALID', 'no MP4 was written'));
-  const top = ladder.rungs.reduce((a, b) => (b.height > a.height ? b : a));
-  const thumbs = await makeThumbnails(path.join(work, best.path), path.join(work, smallest.path), path.join(work, 'thumbs'),
-    { durationSec: media.durationSec, width: top.width, height: top.height }, signal);
-  if (!thumbs.ok) return fail(thumbs);
+  if (!sprite.ok) return fail(sprite);
+  // Input seeking is exact and cheap in an MP4; in the HLS rendition ffmpeg may seek past every frame.
+  const poster = await makePoster(path.join(work, 'mp4', `${best.height}.mp4`), path.join(work, 'thumbs', 'poster.jpg'),
+    media.durationSec, signal);
+  if (!poster.ok) return fail(poster);
   if (signal.aborted) return fail(failure('VOD_ENCODE_CANCELED', 'canceled by the caller'));
 
   await rm(outDir, { recursive: true, force: true });
   await rename(work, outDir);
   const elapsedMs = Date.now() - started;
   report({ percent: 100, speedX: media.durationSec / (elapsedMs / 1000), etaSec: 0, stage: 'done' });
-  log?.info({ outDir, elapsedMs, bytes: (await stat(path.join(outDir, best.path))).size }, 'vod encode done');
+  log?.info({ outDir, elapsedMs, mp4Bytes: (await stat(path.join(outDir, 'mp4', `${best.height}.mp4`))).size }, 'vod encode done');
   return {
     ok: true,
     value: {

@@ -1,9 +1,9 @@
 // Poster JPEG and a thumbnail sprite with its WebVTT track (`sprite.jpg#xywh=x,y,w,h`), made from an encoded MP4.
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ffmpegOnce } from './ffmpeg-runner.js';
 import { even } from './ladder.js';
-import type { VodResult } from './errors.js';
+import { failure, type VodResult } from './errors.js';
 
 export interface SpriteLayout {
   tiles: number;
@@ -20,7 +20,8 @@ export function spriteLayout(durationSec: number, width: number, height: number,
   return { tiles, columns, rows: Math.ceil(tiles / columns), tileWidth, tileHeight: even((tileWidth * height) / width), intervalSec };
 }
 
-function vttTime(sec: number): string {
+/** WebVTT timestamp `hh:mm:ss.mmm`. */
+export function vttTime(sec: number): string {
   const ms = Math.round(sec * 1000);
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);
@@ -28,7 +29,6 @@ function vttTime(sec: number): string {
   const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
   return `${pad(h)}:${pad(m)}:${pad(s)}.${pad(ms % 1000, 3)}`;
 }
-export { vttTime };
 
 /** The WebVTT thumbnails track: one cue per tile pointing into the sprite by media fragment. */
 export function spriteVtt(layout: SpriteLayout, durationSec: number, spriteName: string): string {
@@ -43,32 +43,31 @@ export function spriteVtt(layout: SpriteLayout, durationSec: number, spriteName:
   return cues.join('\n');
 }
 
-export interface ThumbnailFiles {
-  poster: string;
-  sprite: string;
-  vtt: string;
-  layout: SpriteLayout;
+/** ffmpeg exits 0 when a seek lands past the last frame and writes nothing: check the file, not the exit code. */
+async function written(file: string): Promise<boolean> {
+  return stat(file).then((s) => s.size > 0, () => false);
 }
 
-/** Writes poster.jpg, sprite.jpg and thumbs.vtt into `dir`; `posterSource` should be the best MP4, `spriteSource` the smallest. */
-export async function makeThumbnails(
-  posterSource: string, spriteSource: string, dir: string,
-  media: { durationSec: number; width: number; height: number }, signal?: AbortSignal,
-): Promise<VodResult<ThumbnailFiles>> {
-  const poster = path.join(dir, 'poster.jpg');
+/** poster.jpg at 10% in (max 5 s), since the first frame of real content is often black; `source` should be an MP4. */
+export async function makePoster(source: string, file: string, durationSec: number, signal?: AbortSignal): Promise<VodResult<string>> {
+  const at = Math.min(durationSec * 0.1, 5).toFixed(3);
+  const p = await ffmpegOnce(['-v', 'error', '-ss', at, '-i', source, '-frames:v', '1', '-q:v', '3', file], 'VOD_ENCODE_FAILED', signal);
+  if (!p.ok) return p;
+  return (await written(file)) ? { ok: true, value: file } : failure('VOD_ENCODE_FAILED', `no poster frame at ${at} s`);
+}
+
+/** sprite.jpg (one tile every 2 s, 160 px wide, 10 per row) and thumbs.vtt in `dir`; reads the whole `source`. */
+export async function makeSprite(source: string, dir: string, media: { durationSec: number; width: number; height: number },
+  signal?: AbortSignal): Promise<VodResult<{ sprite: string; vtt: string; layout: SpriteLayout }>> {
   const sprite = path.join(dir, 'sprite.jpg');
   const vtt = path.join(dir, 'thumbs.vtt');
-  // Poster at 10% in (max 5 s): the first frame of real content is often black.
-  const at = Math.min(media.durationSec * 0.1, 5).toFixed(3);
-  const p = await ffmpegOnce(['-v', 'error', '-ss', at, '-i', posterSource, '-frames:v', '1', '-q:v', '3', poster],
-    'VOD_ENCODE_FAILED', signal);
-  if (!p.ok) return p;
   const layout = spriteLayout(media.durationSec, media.width, media.height);
   const vf = `fps=1/${layout.intervalSec},scale=${layout.tileWidth}:${layout.tileHeight},setsar=1,`
     + `tile=${layout.columns}x${layout.rows}`;
-  const s = await ffmpegOnce(['-v', 'error', '-i', spriteSource, '-an', '-vf', vf, '-frames:v', '1', '-q:v', '4', sprite],
+  const s = await ffmpegOnce(['-v', 'error', '-i', source, '-an', '-vf', vf, '-frames:v', '1', '-q:v', '4', sprite],
     'VOD_ENCODE_FAILED', signal);
   if (!s.ok) return s;
+  if (!(await written(sprite))) return failure('VOD_ENCODE_FAILED', 'the sprite has no frame');
   await writeFile(vtt, spriteVtt(layout, media.durationSec, 'sprite.jpg'));
-  return { ok: true, value: { poster, sprite, vtt, layout } };
+  return { ok: true, value: { sprite, vtt, layout } };
 }
