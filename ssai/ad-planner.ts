@@ -9,6 +9,9 @@ import type { SsaiMetrics } from './metrics.js';
 import type { SessionStore } from './session-store.js';
 import { pickAdsForAvail, type AdDecisionClient, type LinearAd, type MediaFileInfo, type TrackingEvents } from './vast-decision.js';
 import type { VariantEntry } from './manifest-rewriter.js';
+import type { MediaPlaylist } from './playlist-scanner.js';
+import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
+import type { AdDecisionRequest, AdDecisionResult, VmapBreak } from './vast-decision.js';
 
 export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number };
 
@@ -44,6 +47,12 @@ export interface AvailRecord {
 }
 
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
+/** The encoder's prepareSlate: a still image held for `durationSec` with silence, as renditions of the ladder. */
+export type PrepareSlateFn = (imageUrl: string, ladder: TargetLadder, durationSec: number) => Promise<VodResult<PreparedCreative>>;
+
+/** The ad id and creative id a slate filler is recorded under (tracking JSON, segment routes). */
+export const SLATE_AD_ID = 'slate';
+const NO_TRACKING: TrackingEvents = { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] };
 
 export interface AdPlannerDeps {
   decision: AdDecisionClient;
@@ -60,6 +69,10 @@ export interface AdPlannerDeps {
   sessionTtlMs: number;
   /** avail length assumed while a break without a planned duration is still open */
   defaultAvailSeconds?: number;
+  /** the configuration's slate_ad image for a configuration guid; absent or undefined: no slate (content resumes) */
+  slateImage?: (guid: string) => Promise<string | undefined>;
+  /** the encoder's prepareSlate (queue or local, see ssai/slate.ts); absent when none is reachable */
+  prepareSlate?: () => PrepareSlateFn | undefined;
 }
 
 type CreativeState = { state: 'ready'; plan: CreativePlan } | { state: 'pending'; promise: Promise<CreativePlan | undefined> } | { state: 'failed'; reason: string; at: number };
@@ -73,6 +86,7 @@ export const keys = {
   lock: (sid: string, availId: string) => `lock:${sid}:${availId}`,
   observed: (sid: string, n: number) => `obs:${sid}:${n}`,
   creative: (key: string) => `creative:${key}`,
+  vmap: (sid: string) => `vmap:${sid}`,
 };
 
 /** Ladder of the content, for creatives prepared to match it (vod-encoder/ladder.ts shape). */
@@ -115,6 +129,7 @@ function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
 export class AdPlanner {
   private readonly creatives = new Map<string, CreativeState>();
   private readonly deciding = new Map<string, Promise<AvailRecord>>();
+  private readonly vmapFetches = new Map<string, Promise<VmapBreak[]>>();
 
   constructor(private readonly deps: AdPlannerDeps) {}
 
@@ -152,7 +167,8 @@ export class AdPlanner {
 
   private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number): Promise<AvailRecord> {
     const { metrics } = this.deps;
-    const duration = avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
+    const vmap = avail.id.startsWith(VMAP_AVAIL_PREFIX);
+    const duration = vmap || avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
     const slot = avail.slotDuration > 0 ? avail.slotDuration : targetDuration;
     const record: AvailRecord = {
       id: avail.id, index, startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
@@ -160,14 +176,15 @@ export class AdPlanner {
     };
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
     metrics.availSeconds.inc(duration);
-    const result = await this.deps.decision.decide({
+    const result = await this.decision(session, {
       adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration,
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
-    });
+    }, avail);
     if (!result.ok) {
       metrics.adServerErrors.inc({ reason: result.error.reason });
       record.error = `${result.error.reason}: ${result.error.message}`;
-      this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason }, 'ad decision failed; the avail plays content');
+      this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason }, 'ad decision failed; the avail plays slate or content');
+      await this.fillWithSlate(session, record, avail, targetDuration, 0);
       return record;
     }
     const ladder = ladderOf(session.rungs, targetDuration);
@@ -189,16 +206,110 @@ export class AdPlanner {
       total += p.plan.duration;
     }
     metrics.filledSeconds.inc(total);
-    // Without slate, the break ends when the ads end: the content resumes at the next slot (issue 5: "or slate").
+    await this.fillWithSlate(session, record, avail, targetDuration, total);
+    return record;
+  }
+
+  /**
+   * Fills the part of the avail the ads leave (all of it when the decision failed) with the configuration's slate,
+   * when the break's length is known and the slate is prepared in time; otherwise the break ends when the ads end
+   * and the content resumes at the next slot (today's behaviour). Sets the record's endSegmentIndex either way.
+   */
+  private async fillWithSlate(session: SessionRecord, record: AvailRecord, avail: Avail, targetDuration: number, adSeconds: number): Promise<void> {
+    const slot = record.slotDuration;
+    let total = adSeconds;
+    // Only a break of known length is filled: an open break without a planned duration may end at any time.
+    const gap = Math.round((record.duration - adSeconds) * 1000) / 1000;
+    // (A VMAP avail's duration is only the room up to the next break: no slate either.)
+    const known = !avail.id.startsWith(VMAP_AVAIL_PREFIX) && (avail.durationFromCue || !avail.open);
+    if (known && gap >= Math.min(1, slot / 2)) {
+      const got = await this.slate(session, targetDuration, gap);
+      if (typeof got === 'string') {
+        if (got !== 'no slate') record.skipped.push({ adId: SLATE_AD_ID, reason: got });
+      } else {
+        record.ads.push({ adId: SLATE_AD_ID, creativeId: SLATE_AD_ID, duration: got.duration, creativeKey: got.key, tracking: NO_TRACKING, slate: true });
+        total += got.duration;
+      }
+    }
     record.endSegmentIndex = avail.startSegmentIndex + Math.ceil(total / slot - 1e-3);
     if (avail.endSegmentIndex !== undefined) record.endSegmentIndex = Math.min(record.endSegmentIndex, avail.endSegmentIndex);
     if (record.endSegmentIndex <= record.startSegmentIndex) record.ads = [];
-    return record;
+  }
+
+  /** The configuration's slate for `seconds`, or why there is none this time ('no slate' when none is configured). */
+  private async slate(session: SessionRecord, targetDuration: number, seconds: number): Promise<CreativePlan | string> {
+    const image = await this.deps.slateImage?.(session.guid).catch(() => undefined);
+    if (!image) return 'no slate';
+    const ladder = ladderOf(session.rungs, targetDuration);
+    // Whole milliseconds: one prepared slate per gap length (prepareSlate caches by length, image and ladder).
+    const durationSec = Math.round(seconds * 1000) / 1000;
+    const key = creativeKey(`slate-${durationSec}`, image, ladder);
+    const got = await this.prepared(key, () => {
+      const prepare = this.deps.prepareSlate?.();
+      return prepare && (() => prepare(image, ladder, durationSec));
+    });
+    if (typeof got === 'string') this.deps.metrics.creativesSkipped.inc({ reason: `slate ${got.split(':')[0] ?? got}` });
+    return typeof got === 'string' ? `slate ${got}` : got;
+  }
+
+  /** The ad decision of an avail: a VMAP avail takes its own break's VAST (inline or ad tag), the others ask the ad server. */
+  private async decision(session: SessionRecord, req: AdDecisionRequest, avail: Avail): Promise<AdDecisionResult> {
+    const { decision } = this.deps;
+    if (avail.id.startsWith(VMAP_AVAIL_PREFIX)) {
+      const breaks = (await this.deps.store.get<{ breaks: VmapBreak[] }>(keys.vmap(session.id)))?.breaks ?? [];
+      const id = avail.id.slice(VMAP_AVAIL_PREFIX.length);
+      const b = breaks.find((x, i) => (x.breakId || String(i)) === id);
+      if (b?.vastXml && 'fromText' in decision && typeof decision.fromText === 'function') {
+        return (decision.fromText as (text: string, url: string) => Promise<AdDecisionResult>).call(decision, b.vastXml, req.adServerUrl);
+      }
+      if (b?.adTagUri) return decision.decide({ ...req, adServerUrl: b.adTagUri });
+    }
+    return decision.decide(req);
+  }
+
+  /**
+   * Avails of a VOD (ENDLIST) playlist from the ad server's VMAP, asked once per session (the breaks are kept with
+   * the session, so every rendition, reload and instance places the same breaks). Empty when the ad server answers
+   * anything but VMAP or fails: cues still apply. The server calls this for ENDLIST playlists without cue avails.
+   */
+  async vmapAvails(session: SessionRecord, adServerUrl: string, pl: MediaPlaylist): Promise<Avail[]> {
+    if (!pl.endList) return [];
+    const key = keys.vmap(session.id);
+    let breaks = (await this.deps.store.get<{ breaks: VmapBreak[] }>(key))?.breaks;
+    if (!breaks) {
+      let pending = this.vmapFetches.get(key);
+      if (!pending) {
+        pending = (async () => {
+          const got = await fetchVmapBreaks(adServerUrl, { sessionId: session.id, availIndex: 0, availDuration: 0, playerParams: session.playerParams });
+          if (!got.ok && got.reason === 'error') {
+            this.deps.metrics.adServerErrors.inc({ reason: 'http' });
+            this.deps.logger.info({ session: session.id, reason: got.message }, 'VMAP request failed; the VOD plays its cues only');
+          }
+          const list = got.ok ? got.breaks : [];
+          return (await this.deps.store.setIfAbsent(key, { breaks: list }, this.deps.sessionTtlMs)).value.breaks;
+        })().finally(() => this.vmapFetches.delete(key));
+        this.vmapFetches.set(key, pending);
+      }
+      breaks = await pending;
+    }
+    const placed = availsFromVmap(pl, breaks);
+    for (const w of placed.warnings) this.deps.logger.debug({ session: session.id, ...w }, 'VMAP break not placed');
+    return placed.avails;
   }
 
   /** The creative as URLs, or the reason it is skipped this time (it is queued for preparation). */
   private async creative(mediaFileUrl: string, ladder: TargetLadder, creativeId: string): Promise<CreativePlan | string> {
-    const key = creativeKey(creativeId, mediaFileUrl, ladder);
+    return this.prepared(creativeKey(creativeId, mediaFileUrl, ladder), () => {
+      const prepare = this.deps.prepare();
+      return prepare && (() => prepare(mediaFileUrl, ladder, creativeId));
+    });
+  }
+
+  /**
+   * A creative (or slate) as URLs by key: from this process, the shared store, or prepared now by `starter`'s job
+   * (waiting creativeWaitMs at most; a later request picks up the result). `starter` gives undefined without an encoder.
+   */
+  private async prepared(key: string, starter: () => (() => Promise<VodResult<PreparedCreative>>) | undefined): Promise<CreativePlan | string> {
     const local = this.creatives.get(key);
     if (local?.state === 'ready') return local.plan;
     if (local?.state === 'failed' && this.deps.now() - local.at < FAILED_RETRY_MS) return `failed: ${local.reason}`;
@@ -207,9 +318,9 @@ export class AdPlanner {
     let promise: Promise<CreativePlan | undefined>;
     if (local?.state === 'pending') promise = local.promise;
     else {
-      const prepare = this.deps.prepare();
-      if (!prepare) return 'not prepared: no encoder available';
-      promise = prepare(mediaFileUrl, ladder, creativeId).then(async (r) => {
+      const start = starter();
+      if (!start) return 'not prepared: no encoder available';
+      promise = start().then(async (r) => {
         if (!r.ok) { this.creatives.set(key, { state: 'failed', reason: r.error.reason || r.error.message, at: this.deps.now() }); return undefined; }
         const plan = this.toPlan(key, r.value);
         if (!plan) { this.creatives.set(key, { state: 'failed', reason: 'prepared outside the served media store', at: this.deps.now() }); return undefined; }
