@@ -2,9 +2,8 @@
 import type { EnginePart } from './part.js';
 import type { EngineContext } from './context.js';
 import { AdinsertStore } from './adinserts/adinsert.store.js';
-import { CachedAdinsertLookup, type AdinsertCache } from './adinserts/adinsert-lookup.js';
+import { CachedAdinsertLookup, organizationLookup } from './adinserts/adinsert-lookup.js';
 import { adinsertRoutes } from './adinserts/adinsert.router.js';
-import type { AdinsertConfig } from './adinserts/adinsert.schema.js';
 import { AdPlanner, mediaStoreUrl, type PrepareFn } from '../ssai/ad-planner.js';
 import { BeaconSender } from '../ssai/beacons.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
@@ -13,18 +12,11 @@ import { createSessionStore, type SessionStore } from '../ssai/session-store.js'
 import { SsaiServer } from '../ssai/server.js';
 import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision.js';
 
+// ctx.services.adinserts and ctx.services.adinsertLookup are declared in src/adinserts/adinsert-lookup.ts.
 declare module './context.js' {
   interface EngineServices {
-    /** cached reads of ad-insertion configurations: get(guid) for the proxy, findForOrganization for channels */
-    adinserts?: AdinsertCache;
     ssai?: SsaiRuntime;
   }
-}
-
-/** Organization-scoped adinsert reads: `id` is the guid (the channels part's naming). */
-export interface AdinsertLookup {
-  get(organizationId: string, guid: string): Promise<(AdinsertConfig & { id: string }) | undefined>;
-  findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
 }
 
 /** What tests and benchmarks reach into. */
@@ -37,7 +29,10 @@ export interface SsaiRuntime {
 }
 
 export interface SsaiPartOptions {
-  /** reuse of an origin playlist, ms (default 1000; tests use 0 to move the live window by hand) */
+  /**
+   * reuse of an origin playlist, ms; default: aligned to the origin's refresh (one fetch per target duration, see
+   * OriginFetcher); tests use 0 to move the live window by hand
+   */
   originCacheMs?: number;
   originTimeoutMs?: number;
   /** how long the first playlist of an avail waits for a creative being prepared (default 200 ms) */
@@ -57,21 +52,13 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       const store = new AdinsertStore(ctx.store.db);
       const cache = new CachedAdinsertLookup(store);
       ctx.services.adinserts = cache;
-      // The live channels' read interface (src/channels/channel-runtime.service.ts): organization-scoped.
-      // The live channels' entry (declared by src/channels): set without a type dependency on that part.
-      const channelLookup: AdinsertLookup = {
-        get: async (organizationId, guid) => {
-          const config = await cache.findForOrganization(organizationId, guid);
-          return config && { ...config, id: config.guid };
-        },
-        findForOrganization: (organizationId, guid) => cache.findForOrganization(organizationId, guid),
-      };
-      (ctx.services as Record<string, unknown>).adinsertLookup = channelLookup;
+      // The live channels' organization-scoped read (src/channels/channel.view.ts).
+      ctx.services.adinsertLookup = organizationLookup(cache);
       if (!ctx.config.roles.includes('ssai')) return;
       const metrics = createSsaiMetrics(ctx.metrics.registry);
       const sessions = createSessionStore(ctx.config.redisUrl);
       const origin = new OriginFetcher({
-        cacheMs: options.originCacheMs ?? 1000, timeoutMs: options.originTimeoutMs ?? 2000,
+        ...(options.originCacheMs !== undefined ? { cacheMs: options.originCacheMs } : {}), timeoutMs: options.originTimeoutMs ?? 2000,
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
       });
       const beacons = new BeaconSender(sessions, { timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }) });

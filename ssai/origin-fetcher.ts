@@ -1,15 +1,36 @@
 // Origin playlists fetched once per URL per refresh however many sessions ask (issue 5 "Speed by design"):
-// concurrent requests share one fetch (single-flight) and the answer is reused for a short TTL.
+// concurrent requests share one fetch (single-flight) and the answer is reused until the origin is expected to have
+// refreshed it. What is derived from the text (the scanned playlist, its avails) is kept with it in `memo`, so every
+// session shares one parse per refresh.
 import { Agent, request } from 'undici';
 import { ssaiError, type SsaiError } from './errors.js';
 import type { OriginErrorReason } from './metrics.js';
 
-export type OriginResult = { ok: true; text: string } | { ok: false; error: SsaiError; reason: OriginErrorReason };
+export type OriginOk = {
+  ok: true;
+  text: string;
+  /** values derived from this text, computed once per fetch and shared (read-only) by every session */
+  memo: Map<string, unknown>;
+};
+export type OriginResult = OriginOk | { ok: false; error: SsaiError; reason: OriginErrorReason };
+
+/** The value derived from a fetched text under name, computed on first use and shared by every later caller. */
+export function derive<T>(result: OriginOk, name: string, compute: (text: string) => T): T {
+  if (result.memo.has(name)) return result.memo.get(name) as T;
+  const value = compute(result.text);
+  result.memo.set(name, value);
+  return value;
+}
 
 export interface OriginFetcherOptions {
   timeoutMs?: number;
   maxBytes?: number;
-  /** how long a fetched playlist is reused; 0 keeps only the single-flight coalescing */
+  /**
+   * How long a fetched playlist is reused. Undefined (the default): aligned to the origin's refresh — a live media
+   * playlist is reused until one target duration after the fetch that saw it change (so one fetch per refresh),
+   * half a target duration after a fetch that saw no change (RFC 8216 6.3.4), 2 s for a multivariant playlist and
+   * 10 s for a VOD (ENDLIST) playlist. A number: that fixed TTL. 0 keeps only the single-flight coalescing.
+   */
   cacheMs?: number;
   now?: () => number;
   onFetch?: () => void;
@@ -18,39 +39,58 @@ export interface OriginFetcherOptions {
 
 export class OriginFetcher {
   private readonly inflight = new Map<string, Promise<OriginResult>>();
-  private readonly cache = new Map<string, { at: number; result: OriginResult }>();
+  private readonly cache = new Map<string, { until: number; changedAt: number; result: OriginOk }>();
   private readonly agent: Agent;
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
-  private readonly cacheMs: number;
+  private readonly cacheMs: number | undefined;
   private readonly now: () => number;
 
   constructor(private readonly opts: OriginFetcherOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.maxBytes = opts.maxBytes ?? 2 * 1024 * 1024;
-    this.cacheMs = opts.cacheMs ?? 1000;
+    this.cacheMs = opts.cacheMs;
     this.now = opts.now ?? Date.now;
     this.agent = new Agent({ connections: 64, keepAliveTimeout: 10_000, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
   }
 
   fetch(url: string): Promise<OriginResult> {
-    if (this.cacheMs > 0) {
-      const hit = this.cache.get(url);
-      if (hit && this.now() - hit.at < this.cacheMs) return Promise.resolve(hit.result);
-    }
+    const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
+    if (hit && this.now() < hit.until) return Promise.resolve(hit.result);
     let pending = this.inflight.get(url);
     if (!pending) {
       pending = this.load(url).then((result) => {
-        if (this.cacheMs > 0 && result.ok) {
-          if (this.cache.size > 10_000) this.cache.clear();
-          this.cache.set(url, { at: this.now(), result });
-        }
-        if (!result.ok) this.opts.onError?.(result.reason);
-        return result;
+        if (!result.ok) { this.opts.onError?.(result.reason); return result; }
+        return this.cacheMs === 0 ? result : this.remember(url, result);
       }).finally(() => this.inflight.delete(url));
       this.inflight.set(url, pending);
     }
     return pending;
+  }
+
+  private remember(url: string, fresh: OriginOk): OriginOk {
+    const at = this.now();
+    const prev = this.cache.get(url);
+    // An unchanged text keeps the previous result: the derived values (memo) stay shared across refreshes.
+    const same = prev !== undefined && prev.result.text === fresh.text;
+    const result = same ? prev.result : fresh;
+    const changedAt = same ? prev.changedAt : at;
+    let until: number;
+    if (this.cacheMs !== undefined) until = at + this.cacheMs;
+    else {
+      const target = /#EXT-X-TARGETDURATION:\s*(\d+(?:\.\d+)?)/.exec(result.text);
+      if (!target) until = at + 2000; // multivariant
+      else if (/^#EXT-X-ENDLIST/m.test(result.text)) until = at + 10_000;
+      else {
+        const td = Math.max(0.5, Number(target[1])) * 1000;
+        // Changed by this fetch: the next refresh is one target duration away. Unchanged: the origin is late, look
+        // again in half a target duration.
+        until = same ? Math.max(at + td / 2, changedAt + td) : at + td;
+      }
+    }
+    if (!prev && this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(url, { until, changedAt, result });
+    return result;
   }
 
   private async load(url: string): Promise<OriginResult> {
@@ -82,7 +122,7 @@ export class OriginFetcher {
       if (!text.replace(/^\uFEFF/, '').trimStart().startsWith('#EXTM3U')) {
         return fail('not_hls', ssaiError('ORIGIN_NOT_HLS', 'the origin body does not start with #EXTM3U'));
       }
-      return { ok: true, text };
+      return { ok: true, text, memo: new Map() };
     } catch (e) {
       const name = e instanceof Error ? e.name : '';
       const code = (e as { code?: string }).code ?? '';

@@ -1,22 +1,25 @@
 // The SSAI proxy's hot path (issue 5 "Playback"): plain node:http, no framework. Moves manifests only: content
 // segments stay on the origin, ad segments on the media store behind a beacon-firing redirect.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
 import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
 import { AdPlanner, closestTrack, keys, type AvailRecord, type CreativePlan, type CreativeTrack, type Rung, type SessionRecord } from './ad-planner.js';
 import type { BeaconSender } from './beacons.js';
-import { findAvails } from './cue-finder.js';
+import { findAvails, type Avail } from './cue-finder.js';
 import { ssaiError, toErrorBody, type SsaiError } from './errors.js';
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
-import type { OriginFetcher } from './origin-fetcher.js';
+import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist } from './playlist-scanner.js';
 import type { SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
 export interface SsaiServerDeps {
-  lookup: { get(guid: string): Promise<AdinsertConfig | undefined> };
+  /** configurations by guid, any organization (ctx.services.adinserts) */
+  lookup: Pick<AdinsertCache, 'get'>;
   origin: OriginFetcher;
   store: SessionStore;
   planner: AdPlanner;
@@ -33,6 +36,7 @@ const CORS: Record<string, string> = {
   'access-control-allow-headers': '*',
   'access-control-expose-headers': '*',
 };
+const CORS_FLAT = Object.entries(CORS).flat();
 const M3U8 = 'application/vnd.apple.mpegurl';
 const EMPTY_VTT = 'WEBVTT\n\n';
 const EMPTY_VTT_PATH = '/v1/static/empty.vtt';
@@ -73,6 +77,32 @@ function splitQuery(raw: string): { playerParams: Record<string, string>; sessio
   return { playerParams, ...(sessionId ? { sessionId } : {}), rest: rest.join('&') };
 }
 
+/** Stands for the session id in a playlist stitched for every session with the same ads (never in HLS text). */
+const SID_PLACEHOLDER = '\u0000sid\u0000';
+const MAX_SHARED_STITCHES = 512;
+type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }> };
+
+/** A scanned origin media playlist and its avails: computed once per origin fetch, shared by every session. */
+type ParsedMedia = { playlist: MediaPlaylist; avails: Avail[]; error?: undefined } | { playlist?: undefined; avails?: undefined; error: string };
+function parsedMedia(result: OriginOk): ParsedMedia {
+  return derive(result, 'media', (text): ParsedMedia => {
+    const scanned = scanMediaPlaylist(text);
+    if (!scanned.playlist) return { error: scanned.error.message };
+    return { playlist: scanned.playlist, avails: findAvails(scanned.playlist).avails };
+  });
+}
+
+/**
+ * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
+ * under a layout key shared by those sessions; the session holds the key.
+ */
+type StoredSession = Omit<SessionRecord, 'variants' | 'rungs'> & { layout: string } | SessionRecord;
+type Layout = { variants: VariantEntry[]; rungs: Rung[] };
+const layoutKey = (hash: string) => `layout:${hash}`;
+
+/** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
+type HotSession = { session: SessionRecord; records: AvailRecord[] };
+
 function rungsOf(text: string): Rung[] {
   const scanned = scanMultivariantPlaylist(text).playlist;
   if (!scanned) return [];
@@ -84,7 +114,14 @@ function rungsOf(text: string): Rung[] {
 }
 
 export class SsaiServer {
-  constructor(private readonly deps: SsaiServerDeps) {}
+  /** sessions and their decided avails, read from the store once per process (the store stays the source of truth) */
+  private readonly hot: LRUCache<string, HotSession>;
+  private readonly layouts = new LRUCache<string, Layout>({ max: 1000 });
+  private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
+
+  constructor(private readonly deps: SsaiServerDeps) {
+    this.hot = new LRUCache({ max: 100_000, ttl: deps.sessionTtlMs });
+  }
 
   /** The part's rawHandler: takes only /v1/ paths. */
   handler(): (req: IncomingMessage, res: ServerResponse) => boolean {
@@ -130,12 +167,26 @@ export class SsaiServer {
       this.deps.logger.error({ err: e, url }, 'ssai request failed');
       reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
     }
-    const headers: Record<string, string> = { ...CORS, 'content-type': reply.type, ...reply.headers };
-    if (reply.status !== 302) headers['content-length'] = String(Buffer.byteLength(reply.body));
+    // A flat header list: no per-request header object to build and walk.
+    const headers: string[] = [...CORS_FLAT, 'content-type', reply.type];
+    if (reply.headers) for (const k in reply.headers) headers.push(k, reply.headers[k]!);
+    if (reply.status !== 302) headers.push('content-length', String(Buffer.byteLength(reply.body)));
     res.writeHead(reply.status, headers);
     res.end(req.method === 'HEAD' ? undefined : reply.body);
-    this.deps.metrics.served.inc({ kind: metricKind, status: String(reply.status) });
-    this.deps.metrics.latency.observe({ kind: metricKind }, Number(process.hrtime.bigint() - started) / 1e9);
+    this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  /** The served counter and latency histogram children of a kind and status: label sets hashed once, not per request. */
+  private metricsFor(kind: PlaylistKind, status: number): { observe(seconds: number): void } {
+    const key = `${kind} ${status}`;
+    let m = this.metricChildren.get(key);
+    if (!m) {
+      const served = this.deps.metrics.served.labels({ kind, status: String(status) });
+      const latency = this.deps.metrics.latency.labels({ kind });
+      m = { observe: (seconds) => { served.inc(); latency.observe(seconds); } };
+      this.metricChildren.set(key, m);
+    }
+    return m;
   }
 
   private async config(guid: string): Promise<AdinsertConfig | SsaiError> {
@@ -161,7 +212,7 @@ export class SsaiServer {
     const fetched = await this.deps.origin.fetch(origin);
     if (!fetched.ok) return fetched.error;
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
-    const existing = split.sessionId && !forced ? await this.deps.store.get<SessionRecord>(keys.session(sid)) : undefined;
+    const existing = split.sessionId && !forced ? (await this.hotSession(sid))?.session : undefined;
     const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
     const base = `/v1/manifest/${guid}/${sid}`;
     const multivariant = scanMultivariantPlaylist(fetched.text);
@@ -179,11 +230,17 @@ export class SsaiServer {
       variants = [{ n: 0, kind: 'video', uri: origin }];
       text = `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n${base}/0.m3u8\n`;
     }
-    const session: SessionRecord = {
-      id: sid, guid, origin, variants, rungs: rungsOf(fetched.text), playerParams, createdAt: this.deps.now(),
-    };
-    if (!existing) await this.deps.store.set(keys.session(sid), session, this.deps.sessionTtlMs);
-    return { reply: playlist(text, true), session: existing ?? session };
+    if (existing) return { reply: playlist(text, true), session: existing };
+    const layout: Layout = { variants, rungs: derive(fetched, 'rungs', rungsOf) };
+    const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
+    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
+    const stored: StoredSession = { id: sid, guid, origin, layout: hash, playerParams, createdAt: session.createdAt };
+    // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
+    await this.deps.store.set(layoutKey(hash), layout, this.deps.sessionTtlMs);
+    await this.deps.store.set(keys.session(sid), stored, this.deps.sessionTtlMs);
+    this.hot.delete(sid);
+    await this.hotSession(sid); // cached from the stored copies: compact, layout shared with the other sessions
+    return { reply: playlist(text, true), session };
   }
 
   /** POST /v1/session/{guid}/{path} → {manifestUrl, trackingUrl}. */
@@ -208,25 +265,49 @@ export class SsaiServer {
     });
   }
 
-  private async loadSession(guid: string, sid: string): Promise<SessionRecord | SsaiError> {
-    const session = sid ? await this.deps.store.get<SessionRecord>(keys.session(sid)) : undefined;
-    if (!session || session.guid !== guid) return ssaiError('SESSION_NOT_FOUND');
-    return session;
+  /** The session from this process's cache, else from the store (then cached: a session never changes). */
+  private async hotSession(sid: string): Promise<HotSession | undefined> {
+    if (!sid) return undefined;
+    const cached = this.hot.get(sid);
+    if (cached) return cached;
+    const stored = await this.deps.store.get<StoredSession>(keys.session(sid));
+    if (!stored) return undefined;
+    let session: SessionRecord;
+    if ('layout' in stored) {
+      let layout = this.layouts.get(stored.layout);
+      if (!layout) {
+        layout = await this.deps.store.get<Layout>(layoutKey(stored.layout));
+        if (!layout) return undefined;
+        this.layouts.set(stored.layout, layout);
+      }
+      const { layout: _key, ...rest } = stored;
+      session = { ...rest, variants: layout.variants, rungs: layout.rungs };
+    } else session = stored;
+    const hot: HotSession = this.hot.get(sid) ?? { session, records: await this.records(sid) };
+    this.hot.set(session.id, hot);
+    return hot;
+  }
+
+  private async loadSession(guid: string, sid: string): Promise<HotSession | SsaiError> {
+    const hot = await this.hotSession(sid);
+    if (!hot || hot.session.guid !== guid) return ssaiError('SESSION_NOT_FOUND');
+    return hot;
   }
 
   /** GET /v1/manifest/{guid}/{session}/{n}.m3u8: the origin media playlist with this session's ads stitched in. */
   private async media(guid: string, sid: string, n: number): Promise<Reply> {
     const config = await this.config(guid);
     if ('kind' in config) return fail(config);
-    const session = await this.loadSession(guid, sid);
-    if ('kind' in session) return fail(session);
+    const hot = await this.loadSession(guid, sid);
+    if ('kind' in hot) return fail(hot);
+    const session = hot.session;
     const entry = session.variants[n];
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
     const fetched = await this.deps.origin.fetch(entry.uri);
     if (!fetched.ok) return fail(fetched.error);
-    const scanned = scanMediaPlaylist(fetched.text);
-    if (!scanned.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', scanned.error.message));
-    const pl = scanned.playlist;
+    const parsed = parsedMedia(fetched);
+    if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
+    const pl = parsed.playlist;
     if (config.type === 'broker' && !pl.endList) {
       return fail(ssaiError('ADINSERT_NOT_LIVE', `Configuration ${guid} is of type broker: live playback needs a configuration of type live (spec 4.2)`));
     }
@@ -234,55 +315,75 @@ export class SsaiServer {
       return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !pl.endList);
     }
     const target = pl.targetDuration || 6;
-    let records = await this.records(sid);
-    const fresh = await this.decideNew(session, config.adServer, pl, records, target);
+    await this.decideNew(hot, config.adServer, parsed.avails, target);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
       const ref = session.variants.find((v) => v.kind === 'video');
-      const refText = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
-      const refPl = refText?.ok ? scanMediaPlaylist(refText.text).playlist : undefined;
-      if (refPl && await this.decideNew(session, config.adServer, refPl, fresh ? await this.records(sid) : records, refPl.targetDuration || target)) records = await this.records(sid);
-      else if (fresh) records = await this.records(sid);
-    } else if (fresh) records = await this.records(sid);
+      const refFetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+      const refParsed = refFetched?.ok ? parsedMedia(refFetched) : undefined;
+      if (refParsed?.playlist) await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target);
+    }
+    const records = hot.records;
     const observedKey = keys.observed(sid, n);
-    const observed = (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {};
+    // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
+    const observed = records.some((r) => r.ads.length) ? (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {} : {};
     const avails: StitchAvail[] = [];
+    let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     for (const record of records) {
       const placed = await this.placeAvail(record, pl, entry, observed[record.id]);
-      if (placed) avails.push(placed);
+      if (!placed) continue;
+      avails.push(placed);
+      signature += `|${placed.id},${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
+      for (const ad of record.ads) signature += `,${ad.adId}/${ad.creativeKey}/${ad.duration}/${ad.slate ? 1 : 0}`;
     }
-    const result = stitchMediaPlaylist(pl, {
+    // Sessions given the same ads get the same playlist but for their session id: stitched once per origin refresh
+    // with a placeholder, then joined around each session's id (bounded: distinct decisions beyond the bound stitch
+    // on their own).
+    const stitch = (forSid: string) => stitchMediaPlaylist(pl, {
       originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target,
       // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
       makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
-        : `/v1/segment/${guid}/${sid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}`,
+        : `/v1/segment/${guid}/${forSid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}`,
     });
-    let changed = false;
+    const memoKey = `stitched ${signature}`;
+    let shared = fetched.memo.get(memoKey) as SharedStitch | undefined;
+    if (!shared && fetched.memo.size < MAX_SHARED_STITCHES) {
+      const r = stitch(SID_PLACEHOLDER);
+      shared = { parts: r.text.split(SID_PLACEHOLDER), observed: r.observed };
+      fetched.memo.set(memoKey, shared);
+    }
+    const result = shared ? { text: shared.parts.join(sid), observed: shared.observed } : stitch(sid);
+    let next: Record<string, number[]> | undefined;
     for (const o of result.observed) {
       const before = observed[o.availId] ?? [];
-      const merged = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
-      if (merged.length !== before.length) { observed[o.availId] = merged; changed = true; }
+      if (o.absorbedDiscontinuities.every((d) => before.includes(d))) continue;
+      next ??= { ...observed };
+      next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
-    if (changed) await this.deps.store.set(observedKey, observed, this.deps.sessionTtlMs);
+    if (next) await this.deps.store.set(observedKey, next, this.deps.sessionTtlMs);
     return playlist(result.text, !pl.endList);
   }
 
   /**
    * Decides the avails of a playlist not yet known to the session. A break found again under another id (its
    * CUE-OUT slid out and a CUE-OUT-CONT names it by its SCTE-35 event id) is the same break: matched by start.
+   * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
+   * instance may have made it).
    */
-  private async decideNew(session: SessionRecord, adServer: string, pl: MediaPlaylist, records: AvailRecord[], target: number): Promise<boolean> {
-    let fresh = false;
-    for (const avail of findAvails(pl).avails) {
-      const slotMs = (avail.slotDuration || target) * 1000;
-      const known = records.some((r) => r.id === avail.id || (r.startPdtMs !== undefined && avail.startPdtMs !== undefined
-        ? Math.abs(r.startPdtMs - avail.startPdtMs) < slotMs / 2 : r.startSegmentIndex === avail.startSegmentIndex));
-      if (known) continue;
-      await this.deps.planner.recordFor(session, adServer, avail, target);
-      fresh = true;
+  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number): Promise<void> {
+    let refreshed = false;
+    for (const avail of found) {
+      if (isKnown(hot.records, avail, target)) continue;
+      if (!refreshed) {
+        refreshed = true;
+        mergeRecords(hot, await this.records(hot.session.id));
+        if (isKnown(hot.records, avail, target)) continue;
+      }
+      const decided = await this.deps.planner.recordFor(hot.session, adServer, avail, target);
+      // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
+      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(hot.session.id, decided.id))) ?? decided]);
     }
-    return fresh;
   }
 
   private async records(sid: string): Promise<AvailRecord[]> {
@@ -331,12 +432,12 @@ export class SsaiServer {
   /** GET /v1/segment/{guid}/{session}/{availId}/{adIndex}/{n}/{segment}: 302 to the ad media, beacons fired aside. */
   private async segment(parts: [string, string, string, string, string, string, string, string, string]): Promise<Reply> {
     const [, , , guid, sid, availRaw, adIndexRaw, nRaw, segRaw] = parts;
-    const session = await this.loadSession(guid, sid);
-    if ('kind' in session) return fail(session);
+    const hot = await this.loadSession(guid, sid);
+    if ('kind' in hot) return fail(hot);
     const availId = decodeURIComponent(availRaw);
-    const record = await this.deps.store.get<AvailRecord>(keys.avail(sid, availId));
+    const record = hot.records.find((r) => r.id === availId) ?? await this.deps.store.get<AvailRecord>(keys.avail(sid, availId));
     const ad = record?.ads[Number(adIndexRaw)];
-    const entry = session.variants[Number(nRaw)];
+    const entry = hot.session.variants[Number(nRaw)];
     const plan = ad ? await this.deps.planner.plan(ad.creativeKey) : undefined;
     const track = plan && entry ? trackFor(plan, entry) : undefined;
     const segIndex = Number(segRaw);
@@ -365,9 +466,10 @@ export class SsaiServer {
 
   /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */
   private async tracking(guid: string, sid: string): Promise<Reply> {
-    const session = await this.loadSession(guid, sid);
-    if ('kind' in session) return fail(session);
+    const hot = await this.loadSession(guid, sid);
+    if ('kind' in hot) return fail(hot);
     const records = await this.records(sid);
+    mergeRecords(hot, records);
     return json(200, {
       sessionId: sid,
       avails: records.map((r) => {
@@ -390,6 +492,17 @@ export class SsaiServer {
       }),
     });
   }
+}
+
+function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {
+  const slotMs = (avail.slotDuration || target) * 1000;
+  return records.some((r) => r.id === avail.id || (r.startPdtMs !== undefined && avail.startPdtMs !== undefined
+    ? Math.abs(r.startPdtMs - avail.startPdtMs) < slotMs / 2 : r.startSegmentIndex === avail.startSegmentIndex));
+}
+
+/** Adds decisions not yet in the session's cached list (by id; a decision never changes once made). */
+function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
+  for (const r of records) if (!hot.records.some((x) => x.id === r.id)) hot.records.push(r);
 }
 
 function nominal(pl: MediaPlaylist): number {

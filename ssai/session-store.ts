@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { Redis } from 'ioredis';
 
 export interface SessionStore {
+  /** the value stored under key; treat it as read-only (the memory store hands out frozen shared copies) */
   get<T>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown, ttlMs: number): Promise<void>;
   /** stores value unless the key exists; returns the value that is stored afterwards and whether ours won */
@@ -14,10 +15,71 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-type Entry = { v: string };
+/**
+ * Strings shared by many sessions (origin and tracking URLs, creative keys, guids) kept once: a bounded table,
+ * cleared when full (a string missed then is only stored twice, never wrong).
+ */
+const INTERN_MAX = 20_000;
+const interned = new Map<string, string>();
+function intern(s: string): string {
+  if (s.length < 8 || s.length > 2048) return s;
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (interned.size >= INTERN_MAX) interned.clear();
+  interned.set(s, s);
+  return s;
+}
 
+/**
+ * A JSON-equivalent deep copy, frozen, with its strings interned: what the memory store keeps and hands out. Made
+ * through JSON text so no string of the copy is a slice of a larger one (a VAST document, a playlist) kept alive.
+ */
+export function frozenCopy(value: unknown): unknown {
+  return value === undefined ? undefined : freezeInterned(JSON.parse(JSON.stringify(value)));
+}
+
+/**
+ * Frozen sub-values repeated across sessions (an ad plan with its tracking URLs, an empty list) kept once, keyed by
+ * their JSON text: a bounded table, cleared when full, like the strings'.
+ */
+const SHARED_MAX = 5_000;
+const SHARED_MAX_JSON = 2048;
+const sharedValues = new Map<string, unknown>();
+
+function freezeInterned(value: unknown, top = true): unknown {
+  if (typeof value === 'string') return intern(value);
+  if (value === null || typeof value !== 'object') return value;
+  let out: unknown;
+  if (Array.isArray(value)) out = Object.freeze(value.map((x) => freezeInterned(x, false)));
+  else {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(value)) o[k] = freezeInterned(x, false);
+    out = Object.freeze(o);
+  }
+  if (top) return out; // the stored value itself is per key: only its parts are shared
+  const json = JSON.stringify(out);
+  if (json.length > SHARED_MAX_JSON) return out;
+  const hit = sharedValues.get(json);
+  if (hit !== undefined) return hit;
+  if (sharedValues.size >= SHARED_MAX) sharedValues.clear();
+  sharedValues.set(json, out);
+  return out;
+}
+
+/** A flat copy of a key: a key made from a request URL may otherwise be a slice keeping the whole URL alive. */
+const freshKey = (key: string): string => JSON.parse(JSON.stringify(key)) as string;
+
+type Entry = { v: unknown };
+const SHORT_TTL_MS = 60_000;
+
+/**
+ * Values are kept as frozen deep copies (read-only for callers: a mutation throws in strict mode): no JSON parse per
+ * read on the hot path, and strings repeated across sessions are held once.
+ */
 export class MemorySessionStore implements SessionStore {
   private readonly lru: LRUCache<string, Entry>;
+  /** entries of a short TTL (decision locks): purged when they expire rather than when evicted */
+  private readonly shortLived = new LRUCache<string, Entry>({ max: 100_000, ttl: SHORT_TTL_MS, ttlAutopurge: true });
   private readonly lists: LRUCache<string, string[]>;
 
   constructor(opts: { max?: number; defaultTtlMs?: number } = {}) {
@@ -27,26 +89,31 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    const e = this.lru.get(key);
-    return e ? (JSON.parse(e.v) as T) : undefined;
+    const e = this.lru.get(key) ?? this.shortLived.get(key);
+    return e ? (e.v as T) : undefined;
+  }
+
+  private cacheFor(ttlMs: number): LRUCache<string, Entry> {
+    return ttlMs <= SHORT_TTL_MS ? this.shortLived : this.lru;
   }
 
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {
-    // Stored as JSON text: one copy per value, no shared mutable objects between requests.
-    this.lru.set(key, { v: JSON.stringify(value) }, { ttl: ttlMs });
+    const target = this.cacheFor(ttlMs);
+    (target === this.lru ? this.shortLived : this.lru).delete(key);
+    target.set(freshKey(key), { v: frozenCopy(value) }, { ttl: ttlMs });
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }> {
-    const e = this.lru.get(key);
-    if (e) return { value: JSON.parse(e.v) as T, created: false };
-    this.lru.set(key, { v: JSON.stringify(value) }, { ttl: ttlMs });
+    const e = this.lru.get(key) ?? this.shortLived.get(key);
+    if (e) return { value: e.v as T, created: false };
+    this.cacheFor(ttlMs).set(freshKey(key), { v: frozenCopy(value) }, { ttl: ttlMs });
     return { value, created: true };
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {
     const l = this.lists.get(key);
-    if (l) l.push(value);
-    else this.lists.set(key, [value], { ttl: ttlMs });
+    if (l) l.push(freshKey(value));
+    else this.lists.set(freshKey(key), [freshKey(value)], { ttl: ttlMs });
   }
 
   async list(key: string): Promise<string[]> {
@@ -55,11 +122,12 @@ export class MemorySessionStore implements SessionStore {
 
   /** rough bytes held, for bench/ssai's memory per session */
   get size(): number {
-    return this.lru.size + this.lists.size;
+    return this.lru.size + this.shortLived.size + this.lists.size;
   }
 
   async close(): Promise<void> {
     this.lru.clear();
+    this.shortLived.clear();
     this.lists.clear();
   }
 }

@@ -4,6 +4,29 @@ import { LRUCache } from 'lru-cache';
 import type { AdinsertConfig } from './adinsert.schema.js';
 import type { AdinsertStore } from './adinsert.store.js';
 
+/** What a live channel needs of an ad-insertion configuration to build its SSAI playback URL (spec 2.11, 4.2). */
+export interface AdinsertRef {
+  /** the configuration's guid */
+  id: string;
+  type: string;
+  sourceUrl: string;
+}
+
+/** Organization-scoped read of ad-insertion configurations, given by the SSAI part; used by src/channels. */
+export interface AdinsertLookup {
+  get(organizationId: string, id: string): Promise<AdinsertRef | undefined>;
+}
+
+// The one declaration of the adinsert entries of ctx.services (module augmentation, ARCHITECTURE.md).
+declare module '../context.js' {
+  interface EngineServices {
+    /** cached reads of ad-insertion configurations by guid (the proxy) or scoped to an organization */
+    adinserts?: AdinsertCache;
+    /** the organization-scoped lookup of live channels (src/channels/channel.view.ts) */
+    adinsertLookup?: AdinsertLookup;
+  }
+}
+
 export interface AdinsertCache {
   /** for the proxy: any organization's configuration by guid, cached */
   get(guid: string): Promise<AdinsertConfig | undefined>;
@@ -44,4 +67,14 @@ export class CachedAdinsertLookup implements AdinsertCache {
   invalidate(guid: string): void {
     this.cache.delete(guid);
   }
+}
+
+/** The channels' lookup over the cache: `id` is the guid, another organization's configuration is not found. */
+export function organizationLookup(cache: AdinsertCache): AdinsertLookup {
+  return {
+    get: async (organizationId, id) => {
+      const config = await cache.findForOrganization(organizationId, id);
+      return config && { id: config.guid, type: config.type, sourceUrl: config.sourceUrl };
+    },
+  };
 }
