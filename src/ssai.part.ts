@@ -4,7 +4,9 @@ import type { EngineContext } from './context.js';
 import { AdinsertStore } from './adinserts/adinsert.store.js';
 import { CachedAdinsertLookup, organizationLookup } from './adinserts/adinsert-lookup.js';
 import { adinsertRoutes } from './adinserts/adinsert.router.js';
-import { AdPlanner, mediaStoreUrl, type PrepareFn } from '../ssai/ad-planner.js';
+import path from 'node:path';
+import { AdPlanner, mediaStoreUrl, type PrepareFn, type PrepareSlateFn } from '../ssai/ad-planner.js';
+import { localSlatePreparer, slateImageFrom } from '../ssai/slate.js';
 import { BeaconSender } from '../ssai/beacons.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
 import { OriginFetcher } from '../ssai/origin-fetcher.js';
@@ -41,6 +43,8 @@ export interface SsaiPartOptions {
   decision?: AdDecisionClient;
   /** replaces ctx.services.prepareCreative */
   prepare?: PrepareFn;
+  /** replaces the in-process slate preparer */
+  prepareSlate?: PrepareSlateFn;
   beaconTimeoutMs?: number;
 }
 
@@ -72,6 +76,8 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         },
         metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
         creativeWaitMs: options.creativeWaitMs ?? 200, sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
+        slateImage: slateImageFrom(cache),
+        prepareSlate: () => options.prepareSlate ?? localSlateFromServices(ctx),
       });
       ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics };
       ctx.onClose(async () => {
@@ -102,6 +108,12 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
 function prepareFromServices(ctx: EngineContext): PrepareFn | undefined {
   const prepare = ctx.services.prepareCreative;
   return prepare ? (url, ladder, creativeId) => prepare(url, ladder, { creativeId }) : undefined;
+}
+
+/** Slate is prepared where the media store is (the slate must be served from it), with prepareSlate's disk cache. */
+function localSlateFromServices(ctx: EngineContext): PrepareSlateFn | undefined {
+  const vod = ctx.services.vod;
+  return vod ? localSlatePreparer({ cacheDir: path.join(vod.mediaDir, 'creatives'), logger: ctx.logger.child({ component: 'ssai-slate' }) }) : undefined;
 }
 
 export const ssaiPart: EnginePart = createSsaiPart();

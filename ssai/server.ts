@@ -55,6 +55,13 @@ function playlist(text: string, live: boolean): Reply {
 }
 
 /** Joins the configuration's sourceUrl and the rest of the playback path (DESIGN.md "Ad playback"). */
+/** `.m4s`, `.ts`, `.mp4` … of an ad segment URI, or '' when it has none. */
+function segmentExtension(uri: string): string {
+  const pathname = uri.split(/[?#]/, 1)[0] ?? '';
+  const match = /\.[A-Za-z0-9]{1,5}$/.exec(pathname.slice(pathname.lastIndexOf('/') + 1));
+  return match ? match[0] : '';
+}
+
 export function originUrlOf(sourceUrl: string, rest: string, query: string): string {
   const base = sourceUrl.endsWith('/') ? sourceUrl : `${sourceUrl}/`;
   return base + rest.replace(/^\/+/, '') + (query ? (base.includes('?') ? '&' : '?') + query : '');
@@ -315,7 +322,9 @@ export class SsaiServer {
       return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !pl.endList);
     }
     const target = pl.targetDuration || 6;
-    await this.decideNew(hot, config.adServer, parsed.avails, target);
+    // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
+    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
+    await this.decideNew(hot, config.adServer, found, target);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
@@ -344,7 +353,7 @@ export class SsaiServer {
       originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target,
       // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
       makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
-        : `/v1/segment/${guid}/${forSid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}`,
+        : `/v1/segment/${guid}/${forSid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
     });
     const memoKey = `stitched ${signature}`;
     let shared = fetched.memo.get(memoKey) as SharedStitch | undefined;
@@ -440,7 +449,8 @@ export class SsaiServer {
     const entry = hot.session.variants[Number(nRaw)];
     const plan = ad ? await this.deps.planner.plan(ad.creativeKey) : undefined;
     const track = plan && entry ? trackFor(plan, entry) : undefined;
-    const segIndex = Number(segRaw);
+    // The index carries the media's extension (`3.m4s`): ffmpeg-based players refuse segment URIs without one.
+    const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
     const seg = track?.segments[segIndex];
     if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
     if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), ad.tracking, track, segIndex);
