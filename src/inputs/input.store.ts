@@ -47,21 +47,12 @@ export interface ManagedInput {
   updatedAt: number;
 }
 
-export interface NewInput {
-  id: string;
+/** A new input as the service built it: the read shape minus derived fields, plus what only the store sees. */
+export type NewInput = Omit<ManagedInput, 'hasPassword' | 'createdAt' | 'updatedAt'> & {
   organizationId: string;
-  name: string;
-  type: InputType;
-  protocol: Protocol | undefined;
-  deviceId: string | undefined;
-  region: string;
-  cidrs: string[];
-  url: string | undefined;
-  username: string | undefined;
   passwordSealed: string | undefined;
-  ingest: IngestAllocation;
   now: number;
-}
+};
 
 export interface InputChange {
   name?: string;
