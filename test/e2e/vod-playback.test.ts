@@ -6,7 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMedia } from '../../fixtures/generate-media.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { apiKey, createMeta, uploadPlain, waitForStatus } from '../api/vod/helpers.js';
@@ -28,28 +30,61 @@ hls.attachMedia(v);
 
 interface PlaybackResult { levels: number; errors: string[]; fatal: string | null; playedTo: number }
 
+const execFileAsync = promisify(execFile);
+const CLIP_SECONDS = 20;
+
+/** Decodes a media URL with ffmpeg: no error output, and its duration from ffprobe. */
+async function decode(url: string): Promise<{ errors: string; durationSec: number }> {
+  const { stderr } = await execFileAsync('ffmpeg', ['-v', 'error', '-i', url, '-f', 'null', '-'], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await execFileAsync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', url]);
+  return { errors: stderr.trim(), durationSec: Number(stdout.trim()) };
+}
+
 let engine: TestEngine | undefined;
 let page: http.Server | undefined;
+let info: { status: string; statusReason: string | null; hlsUrl: string; guid: string };
 afterAll(async () => {
   await engine?.close();
   await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
 });
 
-describe('VOD playback', () => {
-  it('plays the HLS master of an uploaded VOD in hls.js past 2 s without a fatal error', async (ctx) => {
+// Issue 4's end-to-end path: upload a generated 20 s clip, wait for complete, decode every output over HTTP, play it.
+describe('VOD from upload to playback', () => {
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    const key = await apiKey(engine);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vod-play-'));
+    const clip = await generateMedia('clip', path.join(dir, 'clip.mp4'), { seconds: CLIP_SECONDS, size: '854x480' });
+    const guid = await createMeta(engine, key, { title: 'playback' });
+    expect((await uploadPlain(engine, key, guid, clip)).status).toBe(200);
+    info = await waitForStatus(engine, guid, ['complete', 'error'], 150_000);
+    info.guid = guid;
+  }, 180_000);
+
+  it('reaches complete and every HLS, DASH and MP4 output decodes with ffmpeg without errors, with the clip duration', async () => {
+    expect(info.status, info.statusReason ?? '').toBe('complete');
+    const formats = (await engine!.api('GET', `/broker/vod/list/${info.guid}`)).body.data;
+    const urls: string[] = [
+      formats.hls.cdnUrl,
+      ...formats.hls.variants.map((v: { cdnUrl: string }) => v.cdnUrl),
+      formats.dash.cdnUrl,
+      ...formats.mp4.map((m: { cdnUrl: string }) => m.cdnUrl),
+    ];
+    // 854x480 gives two rungs (480p, 360p): master, two playlists, the MPD and two MP4s.
+    expect(urls.length).toBe(6);
+    for (const url of urls) {
+      const decoded = await decode(url);
+      expect(decoded.errors, url).toBe('');
+      expect(Math.abs(decoded.durationSec - CLIP_SECONDS), `${url} lasts ${decoded.durationSec} s`).toBeLessThanOrEqual(0.5);
+    }
+  }, 120_000);
+
+  it('plays the HLS master in hls.js in Chromium past 2 s without a fatal error', async (ctx) => {
     if (!(await access(CHROMIUM).then(() => true, () => false))) {
       ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): VOD playback is not checked`);
       return;
     }
-    engine = await startTestEngine();
-    const key = await apiKey(engine);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'vod-play-'));
-    const clip = await generateMedia('clip', path.join(dir, 'clip.mp4'), { seconds: 6, size: '640x360' });
-    const guid = await createMeta(engine, key, { title: 'playback' });
-    expect((await uploadPlain(engine, key, guid, clip)).status).toBe(200);
-    const info = await waitForStatus(engine, guid, ['complete', 'error']);
-    expect(info.status, info.statusReason).toBe('complete');
-
+    expect(info.status).toBe('complete');
     const hlsJs = await readFile(path.resolve('node_modules/hls.js/dist/hls.min.js'));
     page = http.createServer((req, res) => {
       if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
