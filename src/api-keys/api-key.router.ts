@@ -2,17 +2,12 @@ import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
 import { route, type RouteSpec } from '../http/route.js';
-import type { Principal } from '../auth/principal.js';
+import { org } from '../auth/principal.js';
 import type { ApiKey } from './api-key.store.js';
 
 const keyName = z.string().trim().min(1).max(128);
 const idParams = z.object({ id: z.string().min(1).max(64) });
 const guidParams = z.object({ guid: z.string().min(1).max(64) });
-
-function org(principal: Principal | undefined): string {
-  if (!principal) throw new Error('route without principal');
-  return principal.organizationId;
-}
 
 const brokerView = (key: ApiKey) => ({ name: key.name, guid: key.id, active: key.active ? 1 : 0, value: key.value });
 const liveView = (key: ApiKey) => ({ name: key.name, enabled: key.active, id: key.id, value: key.value });

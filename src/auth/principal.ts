@@ -13,6 +13,12 @@ export interface Principal {
   apiKeyId?: string;
 }
 
+/** The organization that scopes every query of a route; routes whose auth is not 'none' always have a principal. */
+export function org(principal: Principal | undefined): string {
+  if (!principal) throw new Error('route without principal');
+  return principal.organizationId;
+}
+
 export function hasPermission(principal: Principal, permission: Permission): boolean {
   return principal.permissions.includes(permission);
 }

@@ -7,7 +7,8 @@ import { route, type RouteSpec } from '../http/route.js';
 import { CHANNEL_METRICS } from '../../packager/channel-runtime.js';
 import { blueprintInputs } from '../blueprints/blueprint.schema.js';
 import type { ChannelService } from './channel.service.js';
-import { channelParams, org } from './channel.router.js';
+import { org } from '../auth/principal.js';
+import { channelParams } from './channel.router.js';
 import { listAlarms, listMetric, recordAdBreak } from './channel-telemetry.store.js';
 
 const GRAPH_RANGE_MAX_MS = 14 * 24 * 3600_000;

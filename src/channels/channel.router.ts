@@ -2,14 +2,9 @@ import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
 import { route, type RouteSpec } from '../http/route.js';
-import type { Principal } from '../auth/principal.js';
+import { org } from '../auth/principal.js';
 import type { ChannelService } from './channel.service.js';
 import { channelView } from './channel.view.js';
-
-export function org(principal: Principal | undefined): string {
-  if (!principal) throw new Error('route without principal');
-  return principal.organizationId;
-}
 
 const workflowsBody = z.strictObject({ workflows: z.array(z.string().min(1).max(64)).min(1).max(50) });
 export const channelParams = z.object({ workflowId: z.string().min(1).max(64) });

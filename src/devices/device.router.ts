@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
 import { route, type RouteSpec } from '../http/route.js';
-import type { Principal } from '../auth/principal.js';
+import { org } from '../auth/principal.js';
 import { InputStore } from '../inputs/input.store.js';
 import { deviceSettings } from '../inputs/input.schema.js';
 import { DeviceStore, deviceView } from './device.store.js';
@@ -15,11 +15,6 @@ const heartbeatBody = z.object({
   settings: deviceSettings.optional(),
   settingsVersion: z.number().int().min(0).optional(),
 });
-
-function org(principal: Principal | undefined): string {
-  if (!principal) throw new Error('route without principal');
-  return principal.organizationId;
-}
 
 /**
  * Connected devices (spec 2.4): GET /devices, and the heartbeat through which a device registers and
@@ -49,6 +44,7 @@ export function deviceRoutes(ctx: EngineContext): RouteSpec[] {
         // Another organization's device id answers 404 like any unknown id, and is never taken over.
         if (owner !== undefined && owner !== organizationId) throw notFound('device', params.id);
         const device = await devices.heartbeat(organizationId, params.id, body, ctx.clock.nowMs());
+        if (!device) throw notFound('device', params.id);
         const input = await inputs.byDevice(organizationId, device.id);
         return deviceView(device, ctx.clock.nowMs(), input?.id);
       },

@@ -117,11 +117,16 @@ export class DeviceStore {
     return row?.organization_id;
   }
 
-  /** Records a heartbeat; the first one registers the device in the caller's organization. */
-  async heartbeat(organizationId: string, id: string, beat: Heartbeat, now: number): Promise<Device> {
+  /**
+   * Records a heartbeat; the first one registers the device in the caller's organization. Undefined when
+   * the id belongs to another organization (it registered the device first).
+   */
+  async heartbeat(organizationId: string, id: string, beat: Heartbeat, now: number): Promise<Device | undefined> {
     const existing = await this.get(organizationId, id);
-    if (!existing) {
-      await this.db
+    // Concurrent first heartbeats: one insert wins, the others update the row it wrote.
+    const inserted = existing
+      ? undefined
+      : await this.db
         .insertInto('devices')
         .values({
           id,
@@ -134,8 +139,9 @@ export class DeviceStore {
           last_seen_at: now,
           created_at: now,
         })
-        .execute();
-    } else {
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+    if (!inserted || Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
       await this.db
         .updateTable('devices')
         .set({
@@ -148,9 +154,7 @@ export class DeviceStore {
         .where('id', '=', id)
         .execute();
     }
-    const device = await this.get(organizationId, id);
-    if (!device) throw new Error(`device ${id} vanished while recording its heartbeat`);
-    return device;
+    return this.get(organizationId, id);
   }
 
   /** Asks the device to apply `settings`: a version above any the device or the engine used before. */

@@ -105,6 +105,10 @@ export function createApp(
     if (type === 'entity.parse.failed') return sendError(res, engineError('MALFORMED_JSON'));
     if (type === 'entity.too.large') return sendError(res, engineError('PAYLOAD_TOO_LARGE', `the body is larger than ${BODY_LIMIT}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, engineError('UNSUPPORTED_MEDIA'));
+    if (error instanceof URIError) {
+      const message = 'is not valid percent-encoding';
+      return sendError(res, engineError('VALIDATION_FAILED', `invalid params: the path ${message}`, { fields: [{ field: 'params', message }] }));
+    }
     ctx.logger.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
     sendError(res, engineError('INTERNAL', 'internal error; the request id is in the X-Request-Id header'));
   });

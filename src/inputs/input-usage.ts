@@ -79,10 +79,6 @@ export async function workflowUsesByInput(db: Db | Tx, organizationId: string, i
   }
 }
 
-export async function workflowsUsingInput(db: Db | Tx, organizationId: string, inputId: string): Promise<WorkflowUse[]> {
-  return (await workflowUsesByInput(db, organizationId, inputId)).get(inputId) ?? [];
-}
-
 /** Workflow statuses (3.1) whose channel is being created, runs, or is being stopped: the input is ACTIVE. */
 const ACTIVE_WORKFLOW = new Set(['PROVISIONING', 'STARTING', 'RUNNING', 'STOPPING', 'DELETING']);
 /**

@@ -1,16 +1,11 @@
 import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { route, type RouteSpec } from '../http/route.js';
-import type { Principal } from '../auth/principal.js';
+import { org } from '../auth/principal.js';
 import { createInputBody, updateInputBody } from './input.schema.js';
 import { InputService } from './input.service.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
-
-function org(principal: Principal | undefined): string {
-  if (!principal) throw new Error('route without principal');
-  return principal.organizationId;
-}
 
 /** Managed inputs (spec 2.4, 3.4; paths of DESIGN.md). Live answers are bare objects. */
 export function inputRoutes(ctx: EngineContext): RouteSpec[] {

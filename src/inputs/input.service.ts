@@ -170,10 +170,14 @@ export class InputService {
       ...(body.username !== undefined ? { username: body.username } : {}),
       ...(body.password !== undefined ? { passwordSealed: body.password === null ? null : this.ctx.vault.encrypt(body.password) } : {}),
     };
-    await this.inputs.update(organizationId, id, change, this.ctx.clock.nowMs());
-    if (body.deviceSettings !== undefined && input.deviceId) {
-      await this.devices.requestSettings(organizationId, input.deviceId, body.deviceSettings);
-    }
+    const deviceId = input.deviceId;
+    // The input row and its device's desired settings change together (inside, only trx: SQLite has one connection).
+    await this.ctx.store.db.transaction().execute(async (trx) => {
+      await new InputStore(trx).update(organizationId, id, change, this.ctx.clock.nowMs());
+      if (body.deviceSettings !== undefined && deviceId) {
+        await new DeviceStore(trx).requestSettings(organizationId, deviceId, body.deviceSettings);
+      }
+    });
     return this.detail(organizationId, id);
   }
 

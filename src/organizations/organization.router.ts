@@ -51,15 +51,21 @@ export function organizationRoutes(ctx: EngineContext): RouteSpec[] {
         const orgId = assertOwnOrganization(principal, params.guid);
         const role = await findRole(ctx.store.db, orgId, body.role);
         if (!role) throw engineError('VALIDATION_FAILED', `role ${body.role} does not exist`, { fields: [{ field: 'role', message: 'unknown role' }] });
-        if (await findUserByEmail(ctx.store.db, body.email)) throw engineError('ALREADY_EXISTS', `a user with email ${body.email} exists`);
+        const exists = () => engineError('ALREADY_EXISTS', `a user with email ${body.email} exists`);
+        if (await findUserByEmail(ctx.store.db, body.email)) throw exists();
+        const passwordHash = await hashPassword(body.password);
         const id = await insertUser(ctx.store.db, {
           organizationId: orgId,
           email: body.email,
           name: body.name,
-          passwordHash: await hashPassword(body.password),
+          passwordHash,
           roleId: role.guid,
           isMaster: false,
           now: ctx.clock.nowMs(),
+        }).catch(async (error: unknown) => {
+          // the unique email column refused the row: a concurrent request created the user first
+          if (await findUserByEmail(ctx.store.db, body.email)) throw exists();
+          throw error;
         });
         const user = await findUserById(ctx.store.db, id);
         return { status: true, data: 'Item was created successfully', guid: id, user: user ? userView(user) : undefined };

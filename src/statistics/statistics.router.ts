@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { EngineContext } from '../context.js';
+import { org } from '../auth/principal.js';
 import { route, type RouteSpec } from '../http/route.js';
 import { listChannelEvents } from './channel-events.js';
 import { computeStatistics, GRANULARITIES, STATISTICS, statisticsRange, type StatisticsRequest } from './statistics.js';
@@ -12,7 +13,8 @@ const date = z
     return !Number.isNaN(parsed.getTime()) && parsed.toISOString().startsWith(value);
   }, 'not a calendar date');
 
-const hour = z.coerce.number().int().min(0).max(23);
+// Digits only: z.coerce.number() read an empty value (and an array) as hour 0.
+const hour = z.string().regex(/^\d{1,2}$/, 'an hour 0 to 23').transform(Number).pipe(z.number().int().min(0).max(23));
 
 /** `statistics=RUNNING,DONE` and `statistics=RUNNING&statistics=DONE` (and a mix) mean the same. */
 const statisticList = z.preprocess(
@@ -55,7 +57,6 @@ export function statisticsRoutes(ctx: EngineContext): RouteSpec[] {
       summary: 'Count workflow status transitions per period (HOURLY, DAILY, WEEKLY, MONTHLY), optionally per region',
       query: statisticsQuery(ctx.config.regions),
       handler: async ({ query, principal }) => {
-        if (!principal) throw new Error('route without principal');
         const request: StatisticsRequest = {
           startDate: query.startDate, endDate: query.endDate, startHour: query.startHour, endHour: query.endHour,
           statistics: query.statistics, granularity: query.granularity, groupBy: query.groupBy,
@@ -63,7 +64,7 @@ export function statisticsRoutes(ctx: EngineContext): RouteSpec[] {
         // Validates and fixes the range before reading anything; a blank region means every region.
         const range = statisticsRange(request);
         const events = await listChannelEvents(ctx.store.db, {
-          organizationId: principal.organizationId,
+          organizationId: org(principal),
           fromMs: range.fromMs,
           toMs: range.toMs,
           statuses: query.statistics,

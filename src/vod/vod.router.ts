@@ -121,7 +121,11 @@ export function vodRoutes(ctx: EngineContext, vod: VodService, queue: () => Enco
           throw engineError('CONFLICT', `captions of VOD ${params.guid} are already being generated`);
         }
         await vod.store.setCaptions(params.guid, { status: 'queued' });
-        const jobId = await queue().enqueue('captions', { guid: params.guid });
+        const jobId = await queue().enqueue('captions', { guid: params.guid }).catch(async (error: unknown) => {
+          // not left queued: that state refuses every later request for captions
+          await vod.store.setCaptions(params.guid, { status: 'error', reason: `the captions job could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+          throw error;
+        });
         return { status: true, data: { guid: params.guid, status: 'queued', jobId } };
       },
     }),

@@ -59,9 +59,14 @@ export class VodService {
     return 'queued';
   }
 
+  /** Marks the source queued and enqueues its encode; a job that cannot be queued leaves it in error, not queued forever. */
   async enqueueEncode(guid: string): Promise<string> {
-    await this.store.setStatus(guid, 'queued');
-    await this.store.setProgress(guid, null);
-    return this.queue().enqueue('encode', { guid });
+    await this.store.setStatus(guid, 'queued', null, { progress: null });
+    try {
+      return await this.queue().enqueue('encode', { guid });
+    } catch (error) {
+      await this.store.setStatus(guid, 'error', `the encode could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+      throw error;
+    }
   }
 }

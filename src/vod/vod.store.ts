@@ -120,8 +120,8 @@ export class VodStore {
       .where('id', '=', id).execute();
   }
 
-  async setStatus(id: string, status: VodStatus, reason: string | null = null): Promise<void> {
-    await this.db.updateTable('vod_sources').set({ status, status_reason: reason, updated_at: this.now() }).where('id', '=', id).execute();
+  async setStatus(id: string, status: VodStatus, reason: string | null = null, also: { progress?: null } = {}): Promise<void> {
+    await this.db.updateTable('vod_sources').set({ status, status_reason: reason, ...also, updated_at: this.now() }).where('id', '=', id).execute();
   }
 
   async setProgress(id: string, progress: EncodeProgress | null): Promise<void> {

@@ -3,7 +3,7 @@ import { engineError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { route, type RouteSpec } from '../http/route.js';
 import type { ChannelService } from '../channels/channel.service.js';
-import { org } from '../channels/channel.router.js';
+import { org } from '../auth/principal.js';
 import { LOCKED_STATUSES, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
 import { contentColumns, type NewWorkflow, type Workflow, type WorkflowStore } from './workflow.store.js';
 
