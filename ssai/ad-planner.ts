@@ -1,6 +1,7 @@
 // Ad decisions once per session and avail (issue 5 "Ad decisions"): asks the ad server, keeps the ads whose creatives
 // are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { creativeKey, type PreparedCreative, type TargetLadder } from '../vod-encoder/prepare-creative.js';
 import type { VodResult } from '../vod-encoder/errors.js';
@@ -127,7 +128,8 @@ function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
 }
 
 export class AdPlanner {
-  private readonly creatives = new Map<string, CreativeState>();
+  /** by creative key: bounded, a creative dropped here is read again from the store (or prepared again: cached on disk) */
+  private readonly creatives = new LRUCache<string, CreativeState>({ max: 10_000 });
   private readonly deciding = new Map<string, Promise<AvailRecord>>();
   private readonly vmapFetches = new Map<string, Promise<VmapBreak[]>>();
 
@@ -320,6 +322,7 @@ export class AdPlanner {
     else {
       const start = starter();
       if (!start) return 'not prepared: no encoder available';
+      // Never rejects: a rejection would stay in 'pending' and fail every later request for this creative.
       promise = start().then(async (r) => {
         if (!r.ok) { this.creatives.set(key, { state: 'failed', reason: r.error.reason || r.error.message, at: this.deps.now() }); return undefined; }
         const plan = this.toPlan(key, r.value);
@@ -327,7 +330,7 @@ export class AdPlanner {
         await this.deps.store.set(keys.creative(key), plan, 7 * 24 * 3_600_000);
         this.creatives.set(key, { state: 'ready', plan });
         return plan;
-      }, (e: unknown) => {
+      }).catch((e: unknown) => {
         this.creatives.set(key, { state: 'failed', reason: e instanceof Error ? e.message : String(e), at: this.deps.now() });
         return undefined;
       });

@@ -20,15 +20,17 @@ export class BeaconSender {
   private readonly waiters: Array<() => void> = [];
   private pendingMarks = 0;
   private closed = false;
+  /** scheduled retries, cleared on close */
+  private readonly retries = new Set<NodeJS.Timeout>();
   private readonly agent: Agent;
   private readonly timeoutMs: number;
-  private readonly retries: number;
+  private readonly maxRetries: number;
   private readonly concurrency: number;
   private readonly markTtlMs: number;
 
   constructor(private readonly store: SessionStore, private readonly opts: BeaconOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
-    this.retries = opts.retries ?? 2;
+    this.maxRetries = opts.retries ?? 2;
     this.concurrency = opts.concurrency ?? 16;
     this.markTtlMs = opts.markTtlMs ?? 6 * 3_600_000;
     this.agent = new Agent({ headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connections: 32 });
@@ -57,23 +59,27 @@ export class BeaconSender {
     try {
       const res = await request(job.url, { dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
       await res.body.dump().catch(() => undefined);
-      if (res.statusCode >= 500 && job.attempt < this.retries) return this.retry(job);
+      if (res.statusCode >= 500 && job.attempt < this.maxRetries) return this.retry(job);
       this.opts.onResult?.(res.statusCode < 400 ? 'sent' : 'failed');
     } catch {
-      if (job.attempt < this.retries) return this.retry(job);
+      if (job.attempt < this.maxRetries) return this.retry(job);
       this.opts.onResult?.('failed');
     }
   }
 
   private retry(job: Job): void {
+    if (this.closed) return;
     const delay = 200 * 2 ** job.attempt;
     this.running++; // a scheduled retry counts as work in progress for idle()
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
       this.running--;
       this.queue.push({ url: job.url, attempt: job.attempt + 1 });
       this.pump();
       this.settle();
-    }, delay).unref();
+    }, delay);
+    timer.unref();
+    this.retries.add(timer);
   }
 
   private settle(): void {
@@ -89,6 +95,10 @@ export class BeaconSender {
   async close(): Promise<void> {
     this.closed = true;
     this.queue.length = 0;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.running -= this.retries.size;
+    this.retries.clear();
+    this.settle();
     await this.agent.close().catch(() => undefined);
   }
 }

@@ -13,7 +13,7 @@ import { ssaiError, toErrorBody, type SsaiError } from './errors.js';
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
-import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist } from './playlist-scanner.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import type { SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
@@ -54,7 +54,6 @@ function playlist(text: string, live: boolean): Reply {
   return { status: 200, body: text, type: M3U8, headers: { 'cache-control': live ? 'no-cache' : 'public, max-age=60' } };
 }
 
-/** Joins the configuration's sourceUrl and the rest of the playback path (DESIGN.md "Ad playback"). */
 /** `.m4s`, `.ts`, `.mp4` … of an ad segment URI, or '' when it has none. */
 function segmentExtension(uri: string): string {
   const pathname = uri.split(/[?#]/, 1)[0] ?? '';
@@ -62,6 +61,7 @@ function segmentExtension(uri: string): string {
   return match ? match[0] : '';
 }
 
+/** Joins the configuration's sourceUrl and the rest of the playback path (DESIGN.md "Ad playback"). */
 export function originUrlOf(sourceUrl: string, rest: string, query: string): string {
   const base = sourceUrl.endsWith('/') ? sourceUrl : `${sourceUrl}/`;
   return base + rest.replace(/^\/+/, '') + (query ? (base.includes('?') ? '&' : '?') + query : '');
@@ -110,8 +110,7 @@ const layoutKey = (hash: string) => `layout:${hash}`;
 /** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
 type HotSession = { session: SessionRecord; records: AvailRecord[] };
 
-function rungsOf(text: string): Rung[] {
-  const scanned = scanMultivariantPlaylist(text).playlist;
+function rungsOf(scanned: MultivariantPlaylist | undefined): Rung[] {
   if (!scanned) return [];
   return scanned.variants.map((v) => {
     const [w, h] = (v.resolution ?? '').split('x').map((x) => Number.parseInt(x, 10));
@@ -135,7 +134,12 @@ export class SsaiServer {
     return (req, res) => {
       const url = req.url ?? '/';
       if (!url.startsWith('/v1/')) return false;
-      void this.serve(req, res, url);
+      // serve answers every request itself; this catch only keeps a bug there from becoming an unhandled rejection.
+      this.serve(req, res, url).catch((e: unknown) => {
+        this.deps.logger.error({ err: e, url }, 'ssai request failed');
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
       return true;
     };
   }
@@ -174,13 +178,24 @@ export class SsaiServer {
       this.deps.logger.error({ err: e, url }, 'ssai request failed');
       reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
     }
+    try {
+      this.write(req, res, reply);
+    } catch (e) {
+      // A header value node:http refuses (a control or non-Latin-1 character in a redirect URI): answer 500 instead.
+      this.deps.logger.error({ err: e, url }, 'ssai reply could not be written');
+      reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
+      this.write(req, res, reply);
+    }
+    this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
     // A flat header list: no per-request header object to build and walk.
     const headers: string[] = [...CORS_FLAT, 'content-type', reply.type];
     if (reply.headers) for (const k in reply.headers) headers.push(k, reply.headers[k]!);
     if (reply.status !== 302) headers.push('content-length', String(Buffer.byteLength(reply.body)));
     res.writeHead(reply.status, headers);
     res.end(req.method === 'HEAD' ? undefined : reply.body);
-    this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
   }
 
   /** The served counter and latency histogram children of a kind and status: label sets hashed once, not per request. */
@@ -222,7 +237,7 @@ export class SsaiServer {
     const existing = split.sessionId && !forced ? (await this.hotSession(sid))?.session : undefined;
     const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
     const base = `/v1/manifest/${guid}/${sid}`;
-    const multivariant = scanMultivariantPlaylist(fetched.text);
+    const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
     let text: string;
     let variants: VariantEntry[];
     if (multivariant.playlist && multivariant.playlist.variants.length) {
@@ -232,13 +247,13 @@ export class SsaiServer {
       variants = rewritten.entries;
     } else {
       // A media playlist given as the entry point: the session has that one track.
-      const media = scanMediaPlaylist(fetched.text);
-      if (!media.playlist) return ssaiError('ORIGIN_NOT_HLS', media.error.message);
+      const media = parsedMedia(fetched);
+      if (!media.playlist) return ssaiError('ORIGIN_NOT_HLS', media.error);
       variants = [{ n: 0, kind: 'video', uri: origin }];
       text = `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n${base}/0.m3u8\n`;
     }
     if (existing) return { reply: playlist(text, true), session: existing };
-    const layout: Layout = { variants, rungs: derive(fetched, 'rungs', rungsOf) };
+    const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
     const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
     const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
     const stored: StoredSession = { id: sid, guid, origin, layout: hash, playerParams, createdAt: session.createdAt };
@@ -253,19 +268,21 @@ export class SsaiServer {
   /** POST /v1/session/{guid}/{path} → {manifestUrl, trackingUrl}. */
   private async session(req: IncomingMessage, guid: string, rest: string, query: string): Promise<Reply> {
     const body = await readBody(req, 64 * 1024);
-    let params: Record<string, string> = splitQuery(query).playerParams;
+    const split = splitQuery(query);
+    let params: Record<string, string> = split.playerParams;
     if (body.trim()) {
       try {
         const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown> };
-        for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params = { ...params, [k]: String(v) };
+        params = { ...params };
+        for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params[k] = String(v);
       } catch {
         return json(400, { status: false, code: 'BAD_PLAYBACK_PATH', description: 'The session body is not valid JSON' });
       }
     }
     const id = randomUUID();
-    const made = await this.startSession(guid, rest, splitQuery(query).rest, { id, playerParams: params });
+    const restQuery = split.rest;
+    const made = await this.startSession(guid, rest, restQuery, { id, playerParams: params });
     if ('kind' in made) return fail(made);
-    const restQuery = splitQuery(query).rest;
     return json(200, {
       manifestUrl: `/v1/master/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`,
       trackingUrl: `/v1/tracking/${guid}/${id}`,
@@ -515,9 +532,16 @@ function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
   for (const r of records) if (!hot.records.some((x) => x.id === r.id)) hot.records.push(r);
 }
 
+/** The median segment duration: once per scanned playlist (shared by every session of an origin refresh). */
+const nominals = new WeakMap<MediaPlaylist, number>();
 function nominal(pl: MediaPlaylist): number {
-  const ds = pl.segments.map((s) => s.duration).sort((a, b) => a - b);
-  return Math.round((ds[Math.floor(ds.length / 2)] ?? pl.targetDuration) * 1000) / 1000 || pl.targetDuration || 6;
+  let n = nominals.get(pl);
+  if (n === undefined) {
+    const ds = pl.segments.map((s) => s.duration).sort((a, b) => a - b);
+    n = Math.round((ds[Math.floor(ds.length / 2)] ?? pl.targetDuration) * 1000) / 1000 || pl.targetDuration || 6;
+    nominals.set(pl, n);
+  }
+  return n;
 }
 
 function trackFor(plan: CreativePlan, entry: VariantEntry): CreativeTrack | undefined {
@@ -536,5 +560,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
+    // A client gone before the end: settle (after 'end' this rejection is a no-op).
+    req.on('close', () => reject(new Error('the request closed before its body ended')));
   });
 }

@@ -27,6 +27,8 @@ export interface RecognizerOptions {
   /** Directory holding `en-us/` (acoustic model), `en-us.lm.bin` and `cmudict-en-us.dict` (pocketsphinx-en-us). */
   modelDir?: string;
   logger?: Logger;
+  /** Stops ffmpeg and the recognizer (the worker's job signal: the queue is closing). */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -74,14 +76,14 @@ export async function recognizeSpeech(source: string, opts: RecognizerOptions = 
   try {
     const wav = path.join(tmp, 'speech.wav');
     const ex = await ffmpegOnce(['-v', 'error', '-i', source, '-map', '0:a:0', '-ac', '1', '-ar', '16000',
-      '-c:a', 'pcm_s16le', wav], 'VOD_CAPTIONS_FAILED');
+      '-c:a', 'pcm_s16le', wav], 'VOD_CAPTIONS_FAILED', opts.signal);
     if (!ex.ok) return ex;
     const model = opts.modelDir ?? DEFAULT_MODEL_DIR;
     const started = Date.now();
     const out = await execTool(opts.bin ?? 'pocketsphinx_continuous', [
       '-infile', wav, '-time', 'yes', '-hmm', path.join(model, 'en-us'), '-lm', path.join(model, 'en-us.lm.bin'),
       '-dict', path.join(model, 'cmudict-en-us.dict'), '-logfn', path.join(tmp, 'sphinx.log'),
-    ], 30 * 60_000);
+    ], 30 * 60_000, opts.signal);
     if (out.exitCode !== 0) {
       const log = await readFile(path.join(tmp, 'sphinx.log'), 'utf8').catch(() => '');
       return failure('VOD_CAPTIONS_FAILED', stderrTail(`${log}\n${out.stderr}`));

@@ -23,7 +23,15 @@ export interface RunFluentOptions {
   durationSec: number;
   errorCode: VodErrorCode;
   onProgress?: (p: { timeSec: number; speedX: number }) => void;
+  /**
+   * Kills ffmpeg and fails the run when its media time has not advanced for this long (a stuck input or encoder);
+   * generous by default (DEFAULT_STALL_MS), 0 turns the watchdog off.
+   */
+  stallMs?: number;
 }
+
+/** No progress for this long means ffmpeg is stuck: far above any pause of a healthy encode. */
+export const DEFAULT_STALL_MS = 5 * 60_000;
 
 const TIME_RE = /time=\s*(-?\d+):(\d+):(\d+(?:\.\d+)?)/;
 const SPEED_RE = /speed=\s*(\d+(?:\.\d+)?)x/;
@@ -41,27 +49,54 @@ export function parseStatsLine(line: string): { timeSec: number; speedX: number 
 export function runFluent(command: FfmpegCommand, opts: RunFluentOptions): RunningTool {
   const lines: string[] = [];
   let canceled = false;
+  let stalled = false;
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+  let watchdog: NodeJS.Timeout | undefined;
+  let lastTimeSec = -1;
+  const arm = (): void => {
+    if (stallMs <= 0) return;
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => {
+      stalled = true;
+      command.kill('SIGKILL');
+    }, stallMs);
+    watchdog.unref();
+  };
   const done = new Promise<VodResult<void>>((resolve) => {
+    const settle = (r: VodResult<void>): void => {
+      clearTimeout(watchdog);
+      resolve(r);
+    };
     command
       .on('stderr', (line: string) => {
         lines.push(line);
         if (lines.length > 60) lines.shift();
         const stats = parseStatsLine(line);
-        if (stats && opts.onProgress) opts.onProgress(stats);
+        if (!stats) return;
+        if (stats.timeSec > lastTimeSec) {
+          lastTimeSec = stats.timeSec;
+          arm();
+        }
+        opts.onProgress?.(stats);
       })
       .on('error', (err: Error) => {
-        if (canceled) resolve(failure('VOD_ENCODE_CANCELED', 'canceled by the caller'));
-        else resolve(failure(opts.errorCode, stderrTail(lines.join('\n')) || err.message));
+        if (canceled) settle(failure('VOD_ENCODE_CANCELED', 'canceled by the caller'));
+        else if (stalled) settle(failure(opts.errorCode, `ffmpeg made no progress for ${Math.round(stallMs / 1000)} s and was killed`));
+        else settle(failure(opts.errorCode, stderrTail(lines.join('\n')) || err.message));
       })
-      .on('end', () => resolve({ ok: true, value: undefined }))
+      .on('end', () => settle({ ok: true, value: undefined }))
       // A cancel that came before the process existed is applied as soon as it does.
-      .on('start', () => { if (canceled) command.kill('SIGKILL'); });
+      .on('start', () => {
+        if (canceled) command.kill('SIGKILL');
+        else arm();
+      });
     command.run();
   });
   return {
     done,
     cancel() {
       canceled = true;
+      clearTimeout(watchdog);
       command.kill('SIGKILL');
     },
   };
@@ -73,16 +108,23 @@ export interface ToolOutput {
   stderr: string;
 }
 
-/** Runs a CLI tool to completion; never rejects (a spawn failure is exit code -1 with the message). */
+/**
+ * Runs a CLI tool to completion; never rejects (a spawn failure is exit code -1 with the message). An aborted signal
+ * kills the tool and resolves once it has exited (execFile's own `signal` answers before the exit, while the tool may
+ * still be writing files the caller is about to remove).
+ */
 export function execTool(bin: string, args: string[], timeoutMs = 600_000, signal?: AbortSignal): Promise<ToolOutput> {
   return new Promise((resolve) => {
-    const opts = { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(signal ? { signal } : {}) };
-    execFile(bin, args, opts, (err, stdout, stderr) => {
+    const onAbort = (): void => { child.kill('SIGKILL'); };
+    const child = execFile(bin, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      signal?.removeEventListener('abort', onAbort);
       if (!err) return resolve({ exitCode: 0, stdout, stderr });
       const code = typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number'
         ? Number((err as { code: number }).code) : -1;
       resolve({ exitCode: code, stdout: stdout ?? '', stderr: `${stderr ?? ''}\n${err.message}` });
     });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

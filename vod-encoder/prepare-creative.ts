@@ -59,6 +59,8 @@ export interface PrepareOptions {
   maxBytes?: number;
   preset?: string;
   logger?: Logger;
+  /** Stops the download and ffmpeg (the worker's job signal: the queue is closing). */
+  signal?: AbortSignal;
 }
 
 const RESULT_FILE = 'creative.json';
@@ -72,10 +74,11 @@ export function creativeKey(creativeId: string, mediaFileUrl: string, ladder: Ta
   return `${id}-${sha(mediaFileUrl).slice(0, 16)}-${sha(JSON.stringify(ladder)).slice(0, 8)}`;
 }
 
-async function download(url: string, file: string, timeoutMs: number, maxBytes: number): Promise<VodResult<void>> {
+async function download(url: string, file: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal): Promise<VodResult<void>> {
   const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs }).compose(interceptors.redirect({ maxRedirections: 5 }));
   try {
-    const res = await request(url, { dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const res = await request(url, { dispatcher: agent, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
     if (res.statusCode !== 200) {
       await res.body.dump();
       return failure('VOD_CREATIVE_FETCH_FAILED', `GET ${url} answered ${res.statusCode}`);
@@ -123,7 +126,7 @@ interface TranscodeInput {
 }
 
 /** One ffmpeg run: fps-locked, letterboxed renditions cut to a whole frame count, audio padded/trimmed to match. */
-async function transcode(input: TranscodeInput, ladder: TargetLadder, dir: string, preset: string): Promise<VodResult<void>> {
+async function transcode(input: TranscodeInput, ladder: TargetLadder, dir: string, preset: string, signal?: AbortSignal): Promise<VodResult<void>> {
   const fps = ladder.frameRate;
   const frames = Math.max(1, Math.round(input.durationSec * fps));
   const samples = Math.round((frames / fps) * ladder.audioSampleRate);
@@ -146,7 +149,7 @@ async function transcode(input: TranscodeInput, ladder: TargetLadder, dir: strin
     '-f', 'hls', '-hls_time', String(ladder.segmentDurationSec), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4',
     '-hls_flags', 'independent_segments', '-master_pl_name', 'master.m3u8', '-hls_fmp4_init_filename', 'init.mp4',
     '-hls_segment_filename', path.join(dir, '%v', 'seg_%03d.m4s'), '-var_stream_map', streamMap, path.join(dir, '%v', 'index.m3u8'));
-  return ffmpegOnce(args, 'VOD_CREATIVE_TRANSCODE_FAILED');
+  return ffmpegOnce(args, 'VOD_CREATIVE_TRANSCODE_FAILED', signal);
 }
 
 /** Reads the written playlists back from `from`; the result names `dir`, where they live once renamed. */
@@ -194,7 +197,8 @@ async function cached(key: string, opts: PrepareOptions,
     } catch (e) {
       return failure('VOD_CREATIVE_TRANSCODE_FAILED', e instanceof Error ? e.message : String(e));
     } finally {
-      await rm(work, { recursive: true, force: true });
+      // Never a rejection, and the key is always freed: a stuck in-flight entry would fail every later call.
+      await rm(work, { recursive: true, force: true }).catch(() => undefined);
       inFlight.delete(key);
     }
   })();
@@ -207,7 +211,7 @@ export async function prepareCreative(mediaFileUrl: string, targetLadder: Target
   const key = creativeKey(opts.creativeId ?? 'creative', mediaFileUrl, targetLadder);
   return cached(key, opts, async (work) => {
     const source = path.join(work, 'source');
-    const got = await download(mediaFileUrl, source, opts.fetchTimeoutMs ?? 30_000, opts.maxBytes ?? 512 * 1024 * 1024);
+    const got = await download(mediaFileUrl, source, opts.fetchTimeoutMs ?? 30_000, opts.maxBytes ?? 512 * 1024 * 1024, opts.signal);
     if (!got.ok) return got;
     const probe = await probeMedia(source);
     if (!probe.ok) return failure('VOD_CREATIVE_TRANSCODE_FAILED', `${probe.error.message}: ${probe.error.reason}`);
@@ -217,7 +221,7 @@ export async function prepareCreative(mediaFileUrl: string, targetLadder: Target
     const inputArgs = ['-i', source, ...(media.hasAudio ? [] : ['-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=stereo`])];
     const durationSec = Math.max(1, Math.round(media.durationSec * fps)) / fps;
     const t = await transcode({ inputArgs, audioInput: media.hasAudio ? '0:a:0' : '1:a:0', durationSec }, targetLadder, work,
-      opts.preset ?? 'veryfast');
+      opts.preset ?? 'veryfast', opts.signal);
     return t.ok ? { ok: true, value: { durationSec, ladder: targetLadder } } : t;
   });
 }
@@ -230,14 +234,14 @@ export async function prepareSlate(imageUrlOrPath: string, targetLadder: TargetL
     let image = imageUrlOrPath;
     if (/^https?:\/\//.test(imageUrlOrPath)) {
       image = path.join(work, 'source');
-      const got = await download(imageUrlOrPath, image, opts.fetchTimeoutMs ?? 30_000, opts.maxBytes ?? 64 * 1024 * 1024);
+      const got = await download(imageUrlOrPath, image, opts.fetchTimeoutMs ?? 30_000, opts.maxBytes ?? 64 * 1024 * 1024, opts.signal);
       if (!got.ok) return got;
     }
     const fps = targetLadder.frameRate;
     const exact = Math.max(1, Math.round(durationSec * fps)) / fps;
     const inputArgs = ['-loop', '1', '-framerate', String(fps), '-t', String(exact + 1), '-i', image,
       '-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=stereo`];
-    const t = await transcode({ inputArgs, audioInput: '1:a:0', durationSec: exact }, targetLadder, work, opts.preset ?? 'veryfast');
+    const t = await transcode({ inputArgs, audioInput: '1:a:0', durationSec: exact }, targetLadder, work, opts.preset ?? 'veryfast', opts.signal);
     return t.ok ? { ok: true, value: { durationSec: exact, ladder: targetLadder } } : t;
   });
 }

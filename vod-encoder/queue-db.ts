@@ -87,20 +87,24 @@ export class DatabaseEncodeQueue implements EncodeQueue {
   }
 
   async waitFor(id: string, timeoutMs = 30 * 60_000): Promise<JobInfo> {
+    let waiter: ((info: JobInfo) => void) | undefined;
     const settled = new Promise<JobInfo>((resolve) => {
+      waiter = resolve;
       const list = this.waiters.get(id) ?? [];
       list.push(resolve);
       this.waiters.set(id, list);
     });
+    let stopped = false;
     // The job may have finished before the waiter was registered, or in another process: poll as well.
     const poll = (async () => {
-      for (;;) {
+      while (!stopped) {
         const info = await this.get(id);
         if (!info) throw new Error(`job ${id} does not exist`);
         if (info.state === 'done' || info.state === 'failed') return info;
         await new Promise((r) => setTimeout(r, 500));
         if (this.closed) throw new Error('the queue closed');
       }
+      return new Promise<never>(() => undefined); // stopped: the race is already settled
     })();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -109,7 +113,12 @@ export class DatabaseEncodeQueue implements EncodeQueue {
     try {
       return await Promise.race([settled, poll, timeout]);
     } finally {
+      // However the race ended, nothing of this wait is left behind: no polling loop, no registered waiter.
+      stopped = true;
       clearTimeout(timer);
+      const list = this.waiters.get(id)?.filter((w) => w !== waiter);
+      if (list?.length) this.waiters.set(id, list);
+      else this.waiters.delete(id);
     }
   }
 

@@ -87,6 +87,8 @@ export class PgBossEncodeQueue implements EncodeQueue {
       if (info.state === 'failed') info.error = output?.message ?? 'the job failed';
       const progress = this.progress.get(id);
       if (progress) info.progress = progress;
+      // Only a pending job's kind is worth remembering: the map would otherwise grow with every job ever sent.
+      if (info.state === 'done' || info.state === 'failed') this.kinds.delete(id);
       return info;
     }
     return undefined;

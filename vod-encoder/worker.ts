@@ -60,10 +60,13 @@ export function registerVodWorker(queue: EncodeQueue, deps: VodWorkerDeps): void
   queue.handle('captions', instrumented(metrics, 'captions', (payload, job) => runCaptions(String(payload.guid), job, deps)));
   queue.handle('creative', instrumented(metrics, 'creative', async (payload, job) => {
     const ladder = payload.ladder as TargetLadder;
-    return prepareCreative(String(payload.mediaFileUrl), ladder, {
-      cacheDir: deps.creativeCacheDir, logger: job.logger, ...(deps.preset ? { preset: deps.preset } : {}),
+    const prepared = await prepareCreative(String(payload.mediaFileUrl), ladder, {
+      cacheDir: deps.creativeCacheDir, logger: job.logger, signal: job.signal, ...(deps.preset ? { preset: deps.preset } : {}),
       ...(typeof payload.creativeId === 'string' ? { creativeId: payload.creativeId } : {}),
     });
+    // Stopped by the closing queue: the job runs again at the next start rather than finishing as failed.
+    if (job.signal.aborted) throw new JobCanceledError();
+    return prepared;
   }));
 }
 
@@ -148,7 +151,7 @@ async function runCaptions(guid: string, job: JobContext, deps: VodWorkerDeps): 
   }
   await store.setCaptions(guid, { status: 'running' });
   job.progress({ percent: 0, speedX: 0, etaSec: 0, stage: 'captions' });
-  const generated = await generateCaptions(path.join(deps.uploadsDir, source.sourceFile), { logger });
+  const generated = await generateCaptions(path.join(deps.uploadsDir, source.sourceFile), { logger, signal: job.signal });
   if (job.signal.aborted) throw new JobCanceledError();
   if (!generated.ok) {
     await store.setCaptions(guid, { status: 'error', reason: describe(generated.error) });

@@ -48,14 +48,16 @@ export class CachedAdinsertLookup implements AdinsertCache {
   async get(guid: string): Promise<AdinsertConfig | undefined> {
     const hit = this.cache.get(guid);
     if (hit !== undefined) return hit === MISSING ? undefined : hit;
-    let pending = this.inflight.get(guid);
-    if (!pending) {
-      pending = this.store.getAny(guid).then((config) => {
-        this.cache.set(guid, config ?? MISSING);
-        return config;
-      }).finally(() => this.inflight.delete(guid));
-      this.inflight.set(guid, pending);
-    }
+    const running = this.inflight.get(guid);
+    if (running) return running;
+    // A read that an update or delete overtook (invalidate) neither caches its stale answer nor drops the newer read.
+    const pending: Promise<AdinsertConfig | undefined> = this.store.getAny(guid).then((config) => {
+      if (this.inflight.get(guid) === pending) this.cache.set(guid, config ?? MISSING);
+      return config;
+    }).finally(() => {
+      if (this.inflight.get(guid) === pending) this.inflight.delete(guid);
+    });
+    this.inflight.set(guid, pending);
     return pending;
   }
 
@@ -66,6 +68,7 @@ export class CachedAdinsertLookup implements AdinsertCache {
 
   invalidate(guid: string): void {
     this.cache.delete(guid);
+    this.inflight.delete(guid);
   }
 }
 

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 import { describe, expect, it } from 'vitest';
 import {
-  crc32Mpeg2, cueDirection, cueDurationSeconds, cueEventId, decodeScte35, encodeScte35,
+  crc32Mpeg2, cueDirection, cueDurationSeconds, cueEventId, decodeScte35,
   type SegmentationDescriptor, type SpliceInfo,
 } from '../../../ssai/scte35.js';
+import { encodeScte35 } from '../../../ssai/scte35-encoder.js';
 
 type Expected = Record<string, unknown> & { descriptors?: Record<string, unknown>[] };
 type Sample = { name: string; base64: string; expect: Expected };

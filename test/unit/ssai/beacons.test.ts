@@ -1,0 +1,33 @@
+// BeaconSender.close: scheduled retries are cancelled, nothing is sent after close and idle() settles.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BeaconSender } from '../../../ssai/beacons.js';
+import { MemorySessionStore } from '../../../ssai/session-store.js';
+
+describe('beacon sender close', () => {
+  let server: http.Server;
+  let url = '';
+  let hits = 0;
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => { hits++; res.writeHead(500).end(); });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/beacon`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('drops the retries scheduled before close', async () => {
+    const beacons = new BeaconSender(new MemorySessionStore(), { retries: 5 });
+    beacons.fire('s:a:0:impression', [url]);
+    for (let i = 0; i < 100 && hits === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(hits).toBe(1);
+    await new Promise((r) => setTimeout(r, 50)); // the 500 is answered: a retry is scheduled in 200 ms
+    await beacons.close();
+    const settled = await Promise.race([beacons.idle().then(() => 'idle'), new Promise((r) => setTimeout(() => r('pending'), 1000))]);
+    expect(settled).toBe('idle');
+    expect(hits).toBe(1);
+  });
+});
