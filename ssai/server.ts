@@ -267,7 +267,8 @@ export class SsaiServer {
 
   /** POST /v1/session/{guid}/{path} → {manifestUrl, trackingUrl}. */
   private async session(req: IncomingMessage, guid: string, rest: string, query: string): Promise<Reply> {
-    const body = await readBody(req, 64 * 1024);
+    const body = await readBody(req, SESSION_BODY_LIMIT);
+    if (body === undefined) return fail(ssaiError('SESSION_BODY_TOO_LARGE'));
     const split = splitQuery(query);
     let params: Record<string, string> = split.playerParams;
     if (body.trim()) {
@@ -549,16 +550,18 @@ function trackFor(plan: CreativePlan, entry: VariantEntry): CreativeTrack | unde
   return closestTrack(plan, entry);
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
+const SESSION_BODY_LIMIT = 64 * 1024;
+
+/** The body as text, or undefined when it is over `limit` (the rest is drained so a 413 can still be answered). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > limit) { req.destroy(); reject(new Error('body too large')); return; }
-      chunks.push(c);
+      if (size <= limit) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
     // A client gone before the end: settle (after 'end' this rejection is a no-op).
     req.on('close', () => reject(new Error('the request closed before its body ended')));

@@ -24,6 +24,17 @@ describe('failures of the origin and the ad server', () => {
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });
 
+  it('answers 413 to a session request whose body is over 64 KiB, and the proxy keeps serving', async () => {
+    const guid = await h.configure('/vast3');
+    const big = JSON.stringify({ adsParams: { filler: 'x'.repeat(100 * 1024) } });
+    const r = await h.get(`/v1/session/${guid}/live/master.m3u8`, { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.text)).toMatchObject({ status: false, code: 'SESSION_BODY_TOO_LARGE' });
+    const small = await h.get(`/v1/session/${guid}/live/master.m3u8`, { method: 'POST', body: '{"adsParams":{"genre":"news"}}' });
+    expect(small.status).toBe(200);
+    expect(JSON.parse(small.text).manifestUrl).toMatch(new RegExp(`^/v1/master/${guid}/live/master\\.m3u8\\?sessionId=`));
+  });
+
   it('passes origin 4xx through, and turns timeouts into 504 and non-HLS or oversized bodies into 502', async () => {
     const guid = await h.configure('/vast3');
     const cases: Array<[Parameters<typeof setFault>[0], number, string, string]> = [
