@@ -134,19 +134,11 @@ export function toWorkflow(row: WorkflowTable): Workflow {
 /** Fields a caller sets on the row along with a status change or on its own. */
 export type WorkflowPatch = Partial<Omit<WorkflowTable, 'id' | 'organization_id' | 'created_at' | 'status'>>;
 
-export interface NewWorkflow {
-  organizationId: string;
-  name: string;
-  description?: string | undefined;
-  blueprint: Blueprint;
-  region: string;
-  regionGiven: boolean;
-  tags: string[];
-  subscriptions: unknown[];
-  inputWhitelistCIDRs: string[];
-  schedule?: Schedule | undefined;
-  sourceWorkflowId?: string;
-}
+/** What creation takes: the stored workflow's own fields, before status, id and channel exist. */
+export type NewWorkflow = Pick<
+  Workflow,
+  'organizationId' | 'name' | 'description' | 'blueprint' | 'region' | 'regionGiven' | 'tags' | 'subscriptions' | 'inputWhitelistCIDRs' | 'schedule' | 'sourceWorkflowId'
+>;
 
 export function contentColumns(input: Omit<NewWorkflow, 'organizationId' | 'sourceWorkflowId'>): WorkflowPatch {
   return {
