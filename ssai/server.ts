@@ -1,21 +1,23 @@
 // The SSAI proxy's hot path (issue 5 "Playback"): plain node:http, no framework. Moves manifests only: content
 // segments stay on the origin, ad segments on the media store behind a beacon-firing redirect.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
 import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
-import { AdPlanner, closestTrack, keys, type AvailRecord, type CreativePlan, type CreativeTrack, type Rung, type SessionRecord } from './ad-planner.js';
+import { keys, type AdPlanner, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
+import { placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
 import { findAvails, type Avail } from './cue-finder.js';
-import { ssaiError, toErrorBody, type SsaiError } from './errors.js';
+import { ssaiError, type SsaiError } from './errors.js';
+import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
+import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
+import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import type { SessionStore } from './session-store.js';
-import type { TrackingEvents } from './vast-decision.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -30,29 +32,9 @@ export interface SsaiServerDeps {
   sessionTtlMs: number;
 }
 
-const CORS: Record<string, string> = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, POST, OPTIONS, HEAD',
-  'access-control-allow-headers': '*',
-  'access-control-expose-headers': '*',
-};
-const CORS_FLAT = Object.entries(CORS).flat();
-const M3U8 = 'application/vnd.apple.mpegurl';
 const EMPTY_VTT = 'WEBVTT\n\n';
 const EMPTY_VTT_PATH = '/v1/static/empty.vtt';
-const QUARTILES: Array<[keyof TrackingEvents, number]> = [['firstQuartile', 0.25], ['midpoint', 0.5], ['thirdQuartile', 0.75]];
-
-type Reply = { status: number; body: string; type: string; headers?: Record<string, string> };
-
-function json(status: number, value: unknown): Reply {
-  return { status, body: JSON.stringify(value), type: 'application/json; charset=utf-8' };
-}
-function fail(err: SsaiError): Reply {
-  return json(err.status, toErrorBody(err));
-}
-function playlist(text: string, live: boolean): Reply {
-  return { status: 200, body: text, type: M3U8, headers: { 'cache-control': live ? 'no-cache' : 'public, max-age=60' } };
-}
+const SESSION_BODY_LIMIT = 64 * 1024;
 
 /** `.m4s`, `.ts`, `.mp4` … of an ad segment URI, or '' when it has none. */
 function segmentExtension(uri: string): string {
@@ -99,17 +81,6 @@ function parsedMedia(result: OriginOk): ParsedMedia {
   });
 }
 
-/**
- * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
- * under a layout key shared by those sessions; the session holds the key.
- */
-type StoredSession = Omit<SessionRecord, 'variants' | 'rungs'> & { layout: string } | SessionRecord;
-type Layout = { variants: VariantEntry[]; rungs: Rung[] };
-const layoutKey = (hash: string) => `layout:${hash}`;
-
-/** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
-type HotSession = { session: SessionRecord; records: AvailRecord[] };
-
 function rungsOf(scanned: MultivariantPlaylist | undefined): Rung[] {
   if (!scanned) return [];
   return scanned.variants.map((v) => {
@@ -120,13 +91,13 @@ function rungsOf(scanned: MultivariantPlaylist | undefined): Rung[] {
 }
 
 export class SsaiServer {
-  /** sessions and their decided avails, read from the store once per process (the store stays the source of truth) */
-  private readonly hot: LRUCache<string, HotSession>;
-  private readonly layouts = new LRUCache<string, Layout>({ max: 1000 });
+  private readonly sessions: HotSessions;
+  private readonly ads: SegmentRoutes;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
 
   constructor(private readonly deps: SsaiServerDeps) {
-    this.hot = new LRUCache({ max: 100_000, ttl: deps.sessionTtlMs });
+    this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
+    this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
   }
 
   /** The part's rawHandler: takes only /v1/ paths. */
@@ -167,10 +138,10 @@ export class SsaiServer {
         reply = n && segments.length === 6 ? await this.media(segments[3] ?? '', segments[4] ?? '', Number(n[1])) : fail(ssaiError('BAD_PLAYBACK_PATH'));
       } else if (kind === 'segment' && req.method !== 'POST') {
         metricKind = 'segment';
-        reply = segments.length === 9 ? await this.segment(segments as [string, string, string, string, string, string, string, string, string]) : fail(ssaiError('BAD_PLAYBACK_PATH'));
+        reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath) : fail(ssaiError('BAD_PLAYBACK_PATH'));
       } else if (kind === 'tracking' && req.method !== 'POST') {
         metricKind = 'tracking';
-        reply = await this.tracking(segments[3] ?? '', segments[4] ?? '');
+        reply = await this.ads.tracking(segments[3] ?? '', segments[4] ?? '');
       } else if (pathname === EMPTY_VTT_PATH) {
         reply = { status: 200, body: EMPTY_VTT, type: 'text/vtt; charset=utf-8', headers: { 'cache-control': 'public, max-age=86400' } };
       } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
@@ -179,23 +150,14 @@ export class SsaiServer {
       reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
     }
     try {
-      this.write(req, res, reply);
+      writeReply(req, res, reply);
     } catch (e) {
       // A header value node:http refuses (a control or non-Latin-1 character in a redirect URI): answer 500 instead.
       this.deps.logger.error({ err: e, url }, 'ssai reply could not be written');
       reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
-      this.write(req, res, reply);
+      writeReply(req, res, reply);
     }
     this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
-  }
-
-  private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-    // A flat header list: no per-request header object to build and walk.
-    const headers: string[] = [...CORS_FLAT, 'content-type', reply.type];
-    if (reply.headers) for (const k in reply.headers) headers.push(k, reply.headers[k]!);
-    if (reply.status !== 302) headers.push('content-length', String(Buffer.byteLength(reply.body)));
-    res.writeHead(reply.status, headers);
-    res.end(req.method === 'HEAD' ? undefined : reply.body);
   }
 
   /** The served counter and latency histogram children of a kind and status: label sets hashed once, not per request. */
@@ -234,7 +196,7 @@ export class SsaiServer {
     const fetched = await this.deps.origin.fetch(origin);
     if (!fetched.ok) return fetched.error;
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
-    const existing = split.sessionId && !forced ? (await this.hotSession(sid))?.session : undefined;
+    const existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
     const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
     const base = `/v1/manifest/${guid}/${sid}`;
     const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
@@ -254,14 +216,8 @@ export class SsaiServer {
     }
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
-    const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
     const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
-    const stored: StoredSession = { id: sid, guid, origin, layout: hash, playerParams, createdAt: session.createdAt };
-    // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
-    await this.deps.store.set(layoutKey(hash), layout, this.deps.sessionTtlMs);
-    await this.deps.store.set(keys.session(sid), stored, this.deps.sessionTtlMs);
-    this.hot.delete(sid);
-    await this.hotSession(sid); // cached from the stored copies: compact, layout shared with the other sessions
+    await this.sessions.save(session, layout);
     return { reply: playlist(text, true), session };
   }
 
@@ -290,40 +246,11 @@ export class SsaiServer {
     });
   }
 
-  /** The session from this process's cache, else from the store (then cached: a session never changes). */
-  private async hotSession(sid: string): Promise<HotSession | undefined> {
-    if (!sid) return undefined;
-    const cached = this.hot.get(sid);
-    if (cached) return cached;
-    const stored = await this.deps.store.get<StoredSession>(keys.session(sid));
-    if (!stored) return undefined;
-    let session: SessionRecord;
-    if ('layout' in stored) {
-      let layout = this.layouts.get(stored.layout);
-      if (!layout) {
-        layout = await this.deps.store.get<Layout>(layoutKey(stored.layout));
-        if (!layout) return undefined;
-        this.layouts.set(stored.layout, layout);
-      }
-      const { layout: _key, ...rest } = stored;
-      session = { ...rest, variants: layout.variants, rungs: layout.rungs };
-    } else session = stored;
-    const hot: HotSession = this.hot.get(sid) ?? { session, records: await this.records(sid) };
-    this.hot.set(session.id, hot);
-    return hot;
-  }
-
-  private async loadSession(guid: string, sid: string): Promise<HotSession | SsaiError> {
-    const hot = await this.hotSession(sid);
-    if (!hot || hot.session.guid !== guid) return ssaiError('SESSION_NOT_FOUND');
-    return hot;
-  }
-
   /** GET /v1/manifest/{guid}/{session}/{n}.m3u8: the origin media playlist with this session's ads stitched in. */
   private async media(guid: string, sid: string, n: number): Promise<Reply> {
     const config = await this.config(guid);
     if ('kind' in config) return fail(config);
-    const hot = await this.loadSession(guid, sid);
+    const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
     const session = hot.session;
     const entry = session.variants[n];
@@ -358,7 +285,7 @@ export class SsaiServer {
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     for (const record of records) {
-      const placed = await this.placeAvail(record, pl, entry, observed[record.id]);
+      const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
       if (!placed) continue;
       avails.push(placed);
       signature += `|${placed.id},${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
@@ -404,7 +331,7 @@ export class SsaiServer {
       if (isKnown(hot.records, avail, target)) continue;
       if (!refreshed) {
         refreshed = true;
-        mergeRecords(hot, await this.records(hot.session.id));
+        mergeRecords(hot, await this.sessions.records(hot.session.id));
         if (isKnown(hot.records, avail, target)) continue;
       }
       const decided = await this.deps.planner.recordFor(hot.session, adServer, avail, target);
@@ -412,158 +339,10 @@ export class SsaiServer {
       mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(hot.session.id, decided.id))) ?? decided]);
     }
   }
-
-  private async records(sid: string): Promise<AvailRecord[]> {
-    const ids = [...new Set(await this.deps.store.list(keys.availList(sid)))];
-    const out: AvailRecord[] = [];
-    for (const id of ids) {
-      const r = await this.deps.store.get<AvailRecord>(keys.avail(sid, id));
-      if (r) out.push(r);
-    }
-    return out;
-  }
-
-  /**
-   * An avail decided on one track placed on another: by program date time when both carry it (tracks may number
-   * their segments differently), else by media sequence.
-   */
-  private async placeAvail(record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: number[] | undefined): Promise<StitchAvail | undefined> {
-    if (!record.ads.length) return undefined;
-    let start = record.startSegmentIndex;
-    let end = record.endSegmentIndex;
-    let slot = record.slotDuration;
-    const first = pl.segments[0];
-    if (record.startPdtMs !== undefined && first?.pdtMs !== undefined) {
-      const own = pl.segments.length > 1 ? nominal(pl) : slot;
-      const offset = Math.round((record.startPdtMs - first.pdtMs) / 1000 / own);
-      start = first.mediaSequence + offset;
-      end = start + Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / own);
-      slot = own;
-    }
-    const ads: PlannedAd[] = [];
-    for (const ad of record.ads) {
-      const plan = await this.deps.planner.plan(ad.creativeKey);
-      if (!plan) return undefined; // the shared creative record expired: play content rather than half a break
-      const track = trackFor(plan, entry);
-      const planned: PlannedAd = { id: ad.adId, duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
-      if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
-      if (ad.slate) planned.slate = true;
-      ads.push(planned);
-    }
-    const avail: StitchAvail = { id: record.id, startSegmentIndex: start, endSegmentIndex: end, duration: record.duration, slotDuration: slot, ads };
-    if (record.startPdtMs !== undefined) avail.startPdtMs = record.startPdtMs;
-    if (absorbed?.length) avail.absorbedDiscontinuities = absorbed;
-    return avail;
-  }
-
-  /** GET /v1/segment/{guid}/{session}/{availId}/{adIndex}/{n}/{segment}: 302 to the ad media, beacons fired aside. */
-  private async segment(parts: [string, string, string, string, string, string, string, string, string]): Promise<Reply> {
-    const [, , , guid, sid, availRaw, adIndexRaw, nRaw, segRaw] = parts;
-    const hot = await this.loadSession(guid, sid);
-    if ('kind' in hot) return fail(hot);
-    const availId = decodeURIComponent(availRaw);
-    const record = hot.records.find((r) => r.id === availId) ?? await this.deps.store.get<AvailRecord>(keys.avail(sid, availId));
-    const ad = record?.ads[Number(adIndexRaw)];
-    const entry = hot.session.variants[Number(nRaw)];
-    const plan = ad ? await this.deps.planner.plan(ad.creativeKey) : undefined;
-    const track = plan && entry ? trackFor(plan, entry) : undefined;
-    // The index carries the media's extension (`3.m4s`): ffmpeg-based players refuse segment URIs without one.
-    const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
-    const seg = track?.segments[segIndex];
-    if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
-    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), ad.tracking, track, segIndex);
-    return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
-  }
-
-  private fireBeacons(sid: string, record: AvailRecord, adIndex: number, tracking: TrackingEvents, track: CreativeTrack, segIndex: number): void {
-    const mark = `${sid}:${record.id}:${adIndex}`;
-    let offset = 0;
-    for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
-    const duration = track.segments.reduce((s, x) => s + x.duration, 0);
-    const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
-    if (segIndex === 0) {
-      this.deps.beacons.fire(`${mark}:impression`, tracking.impression);
-      this.deps.beacons.fire(`${mark}:start`, tracking.start);
-    }
-    for (const [event, q] of QUARTILES) {
-      const at = q * duration;
-      if (at >= offset && at < segEnd) this.deps.beacons.fire(`${mark}:${event}`, tracking[event]);
-    }
-    if (segIndex === track.segments.length - 1) this.deps.beacons.fire(`${mark}:complete`, tracking.complete);
-  }
-
-  /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */
-  private async tracking(guid: string, sid: string): Promise<Reply> {
-    const hot = await this.loadSession(guid, sid);
-    if ('kind' in hot) return fail(hot);
-    const records = await this.records(sid);
-    mergeRecords(hot, records);
-    return json(200, {
-      sessionId: sid,
-      avails: records.map((r) => {
-        let offset = 0;
-        return {
-          availId: r.id, index: r.index, duration: r.duration,
-          ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs).toISOString() } : {}),
-          startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
-          ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
-          ads: r.ads.map((a) => {
-            const start = offset;
-            offset += a.duration;
-            const events = (['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const).map((event) => ({
-              event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
-              beaconUrls: a.tracking[event],
-            }));
-            return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs + start * 1000).toISOString() } : {}), trackingEvents: events };
-          }),
-        };
-      }),
-    });
-  }
 }
 
 function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {
   const slotMs = (avail.slotDuration || target) * 1000;
   return records.some((r) => r.id === avail.id || (r.startPdtMs !== undefined && avail.startPdtMs !== undefined
     ? Math.abs(r.startPdtMs - avail.startPdtMs) < slotMs / 2 : r.startSegmentIndex === avail.startSegmentIndex));
-}
-
-/** Adds decisions not yet in the session's cached list (by id; a decision never changes once made). */
-function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
-  for (const r of records) if (!hot.records.some((x) => x.id === r.id)) hot.records.push(r);
-}
-
-/** The median segment duration: once per scanned playlist (shared by every session of an origin refresh). */
-const nominals = new WeakMap<MediaPlaylist, number>();
-function nominal(pl: MediaPlaylist): number {
-  let n = nominals.get(pl);
-  if (n === undefined) {
-    const ds = pl.segments.map((s) => s.duration).sort((a, b) => a - b);
-    n = Math.round((ds[Math.floor(ds.length / 2)] ?? pl.targetDuration) * 1000) / 1000 || pl.targetDuration || 6;
-    nominals.set(pl, n);
-  }
-  return n;
-}
-
-function trackFor(plan: CreativePlan, entry: VariantEntry): CreativeTrack | undefined {
-  if (entry.kind === 'audio') return plan.audio;
-  return closestTrack(plan, entry);
-}
-
-const SESSION_BODY_LIMIT = 64 * 1024;
-
-/** The body as text, or undefined when it is over `limit` (the rest is drained so a 413 can still be answered). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= limit) chunks.push(c);
-    });
-    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-    // A client gone before the end: settle (after 'end' this rejection is a no-op).
-    req.on('close', () => reject(new Error('the request closed before its body ended')));
-  });
 }

@@ -1,0 +1,56 @@
+// Placing a decided avail on one track of a session (issue 5 "Playback"): its segment span and the ad media of the
+// track's kind, ready for the manifest rewriter.
+import { closestTrack, type AdPlanner, type AvailRecord, type CreativePlan, type CreativeTrack } from './ad-planner.js';
+import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
+import type { MediaPlaylist } from './playlist-scanner.js';
+
+/**
+ * An avail decided on one track placed on another: by program date time when both carry it (tracks may number
+ * their segments differently), else by media sequence.
+ */
+export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: number[] | undefined): Promise<StitchAvail | undefined> {
+  if (!record.ads.length) return undefined;
+  let start = record.startSegmentIndex;
+  let end = record.endSegmentIndex;
+  let slot = record.slotDuration;
+  const first = pl.segments[0];
+  if (record.startPdtMs !== undefined && first?.pdtMs !== undefined) {
+    const own = pl.segments.length > 1 ? nominal(pl) : slot;
+    const offset = Math.round((record.startPdtMs - first.pdtMs) / 1000 / own);
+    start = first.mediaSequence + offset;
+    end = start + Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / own);
+    slot = own;
+  }
+  const ads: PlannedAd[] = [];
+  for (const ad of record.ads) {
+    const plan = await planner.plan(ad.creativeKey);
+    if (!plan) return undefined; // the shared creative record expired: play content rather than half a break
+    const track = trackFor(plan, entry);
+    const planned: PlannedAd = { id: ad.adId, duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
+    if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
+    if (ad.slate) planned.slate = true;
+    ads.push(planned);
+  }
+  const avail: StitchAvail = { id: record.id, startSegmentIndex: start, endSegmentIndex: end, duration: record.duration, slotDuration: slot, ads };
+  if (record.startPdtMs !== undefined) avail.startPdtMs = record.startPdtMs;
+  if (absorbed?.length) avail.absorbedDiscontinuities = absorbed;
+  return avail;
+}
+
+/** The median segment duration: once per scanned playlist (shared by every session of an origin refresh). */
+const nominals = new WeakMap<MediaPlaylist, number>();
+function nominal(pl: MediaPlaylist): number {
+  let n = nominals.get(pl);
+  if (n === undefined) {
+    const ds = pl.segments.map((s) => s.duration).sort((a, b) => a - b);
+    n = Math.round((ds[Math.floor(ds.length / 2)] ?? pl.targetDuration) * 1000) / 1000 || pl.targetDuration || 6;
+    nominals.set(pl, n);
+  }
+  return n;
+}
+
+/** The creative's track matching a session track: its audio for audio, else the closest video rendition. */
+export function trackFor(plan: CreativePlan, entry: VariantEntry): CreativeTrack | undefined {
+  if (entry.kind === 'audio') return plan.audio;
+  return closestTrack(plan, entry);
+}

@@ -1,0 +1,87 @@
+// The sessions and their decided avails as the hot path keeps them in this process (issue 5 "Playback"): read from
+// the store once, the store staying the source of truth.
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { keys, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
+import { ssaiError, type SsaiError } from './errors.js';
+import type { VariantEntry } from './manifest-rewriter.js';
+import type { SessionStore } from './session-store.js';
+
+/**
+ * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
+ * under a layout key shared by those sessions; the session holds the key.
+ */
+type StoredSession = Omit<SessionRecord, 'variants' | 'rungs'> & { layout: string } | SessionRecord;
+export type Layout = { variants: VariantEntry[]; rungs: Rung[] };
+const layoutKey = (hash: string) => `layout:${hash}`;
+
+/** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
+export type HotSession = { session: SessionRecord; records: AvailRecord[] };
+
+export class HotSessions {
+  /** sessions and their decided avails, read from the store once per process (the store stays the source of truth) */
+  private readonly hot: LRUCache<string, HotSession>;
+  private readonly layouts = new LRUCache<string, Layout>({ max: 1000 });
+
+  constructor(private readonly store: SessionStore, private readonly sessionTtlMs: number) {
+    this.hot = new LRUCache({ max: 100_000, ttl: sessionTtlMs });
+  }
+
+  /** Stores a new session and its layout, then caches it from the stored copies. */
+  async save(session: SessionRecord, layout: Layout): Promise<void> {
+    const sid = session.id;
+    const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
+    const stored: StoredSession = { id: sid, guid: session.guid, origin: session.origin, layout: hash, playerParams: session.playerParams, createdAt: session.createdAt };
+    // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
+    await this.store.set(layoutKey(hash), layout, this.sessionTtlMs);
+    await this.store.set(keys.session(sid), stored, this.sessionTtlMs);
+    this.hot.delete(sid);
+    await this.get(sid); // cached from the stored copies: compact, layout shared with the other sessions
+  }
+
+  /** The session from this process's cache, else from the store (then cached: a session never changes). */
+  async get(sid: string): Promise<HotSession | undefined> {
+    if (!sid) return undefined;
+    const cached = this.hot.get(sid);
+    if (cached) return cached;
+    const stored = await this.store.get<StoredSession>(keys.session(sid));
+    if (!stored) return undefined;
+    let session: SessionRecord;
+    if ('layout' in stored) {
+      let layout = this.layouts.get(stored.layout);
+      if (!layout) {
+        layout = await this.store.get<Layout>(layoutKey(stored.layout));
+        if (!layout) return undefined;
+        this.layouts.set(stored.layout, layout);
+      }
+      const { layout: _key, ...rest } = stored;
+      session = { ...rest, variants: layout.variants, rungs: layout.rungs };
+    } else session = stored;
+    const hot: HotSession = this.hot.get(sid) ?? { session, records: await this.records(sid) };
+    this.hot.set(session.id, hot);
+    return hot;
+  }
+
+  /** The session of a playback URL: one of this configuration's, else SESSION_NOT_FOUND. */
+  async load(guid: string, sid: string): Promise<HotSession | SsaiError> {
+    const hot = await this.get(sid);
+    if (!hot || hot.session.guid !== guid) return ssaiError('SESSION_NOT_FOUND');
+    return hot;
+  }
+
+  /** The session's decided avails as stored (another instance may have added some). */
+  async records(sid: string): Promise<AvailRecord[]> {
+    const ids = [...new Set(await this.store.list(keys.availList(sid)))];
+    const out: AvailRecord[] = [];
+    for (const id of ids) {
+      const r = await this.store.get<AvailRecord>(keys.avail(sid, id));
+      if (r) out.push(r);
+    }
+    return out;
+  }
+}
+
+/** Adds decisions not yet in the session's cached list (by id; a decision never changes once made). */
+export function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
+  for (const r of records) if (!hot.records.some((x) => x.id === r.id)) hot.records.push(r);
+}

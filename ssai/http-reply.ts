@@ -1,0 +1,49 @@
+// The SSAI proxy's answers as plain values (issue 5 "Playback"), and their writing on node:http with CORS.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toErrorBody, type SsaiError } from './errors.js';
+
+const CORS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS, HEAD',
+  'access-control-allow-headers': '*',
+  'access-control-expose-headers': '*',
+};
+const CORS_FLAT = Object.entries(CORS).flat();
+const M3U8 = 'application/vnd.apple.mpegurl';
+
+export type Reply = { status: number; body: string; type: string; headers?: Record<string, string> };
+
+export function json(status: number, value: unknown): Reply {
+  return { status, body: JSON.stringify(value), type: 'application/json; charset=utf-8' };
+}
+export function fail(err: SsaiError): Reply {
+  return json(err.status, toErrorBody(err));
+}
+export function playlist(text: string, live: boolean): Reply {
+  return { status: 200, body: text, type: M3U8, headers: { 'cache-control': live ? 'no-cache' : 'public, max-age=60' } };
+}
+
+export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  // A flat header list: no per-request header object to build and walk.
+  const headers: string[] = [...CORS_FLAT, 'content-type', reply.type];
+  if (reply.headers) for (const k in reply.headers) headers.push(k, reply.headers[k]!);
+  if (reply.status !== 302) headers.push('content-length', String(Buffer.byteLength(reply.body)));
+  res.writeHead(reply.status, headers);
+  res.end(req.method === 'HEAD' ? undefined : reply.body);
+}
+
+/** The body as text, or undefined when it is over `limit` (the rest is drained so a 413 can still be answered). */
+export function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+    });
+    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+    // A client gone before the end: settle (after 'end' this rejection is a no-op).
+    req.on('close', () => reject(new Error('the request closed before its body ended')));
+  });
+}

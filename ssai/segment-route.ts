@@ -1,0 +1,89 @@
+// The ad routes a player reaches once a break is stitched (issue 5 "Playback"): /v1/segment redirects to the ad
+// media and fires the VAST beacons aside; /v1/tracking lists the breaks for client-side reporting.
+import { keys, type AdPlanner, type AvailRecord, type CreativeTrack } from './ad-planner.js';
+import { trackFor } from './avail-placement.js';
+import type { BeaconSender } from './beacons.js';
+import { ssaiError } from './errors.js';
+import { mergeRecords, type HotSessions } from './hot-sessions.js';
+import { fail, json, type Reply } from './http-reply.js';
+import type { SessionStore } from './session-store.js';
+import type { TrackingEvents } from './vast-decision.js';
+
+/** The path of a /v1/segment request split on '/': ['', 'v1', 'segment', guid, session, availId, adIndex, n, segment]. */
+export type SegmentPath = [string, string, string, string, string, string, string, string, string];
+
+const QUARTILES: Array<[keyof TrackingEvents, number]> = [['firstQuartile', 0.25], ['midpoint', 0.5], ['thirdQuartile', 0.75]];
+
+export class SegmentRoutes {
+  constructor(
+    private readonly sessions: HotSessions,
+    private readonly store: SessionStore,
+    private readonly planner: AdPlanner,
+    private readonly beacons: BeaconSender,
+  ) {}
+
+  /** GET /v1/segment/{guid}/{session}/{availId}/{adIndex}/{n}/{segment}: 302 to the ad media, beacons fired aside. */
+  async segment(parts: SegmentPath): Promise<Reply> {
+    const [, , , guid, sid, availRaw, adIndexRaw, nRaw, segRaw] = parts;
+    const hot = await this.sessions.load(guid, sid);
+    if ('kind' in hot) return fail(hot);
+    const availId = decodeURIComponent(availRaw);
+    const record = hot.records.find((r) => r.id === availId) ?? await this.store.get<AvailRecord>(keys.avail(sid, availId));
+    const ad = record?.ads[Number(adIndexRaw)];
+    const entry = hot.session.variants[Number(nRaw)];
+    const plan = ad ? await this.planner.plan(ad.creativeKey) : undefined;
+    const track = plan && entry ? trackFor(plan, entry) : undefined;
+    // The index carries the media's extension (`3.m4s`): ffmpeg-based players refuse segment URIs without one.
+    const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
+    const seg = track?.segments[segIndex];
+    if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
+    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), ad.tracking, track, segIndex);
+    return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
+  }
+
+  private fireBeacons(sid: string, record: AvailRecord, adIndex: number, tracking: TrackingEvents, track: CreativeTrack, segIndex: number): void {
+    const mark = `${sid}:${record.id}:${adIndex}`;
+    let offset = 0;
+    for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
+    const duration = track.segments.reduce((s, x) => s + x.duration, 0);
+    const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
+    if (segIndex === 0) {
+      this.beacons.fire(`${mark}:impression`, tracking.impression);
+      this.beacons.fire(`${mark}:start`, tracking.start);
+    }
+    for (const [event, q] of QUARTILES) {
+      const at = q * duration;
+      if (at >= offset && at < segEnd) this.beacons.fire(`${mark}:${event}`, tracking[event]);
+    }
+    if (segIndex === track.segments.length - 1) this.beacons.fire(`${mark}:complete`, tracking.complete);
+  }
+
+  /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */
+  async tracking(guid: string, sid: string): Promise<Reply> {
+    const hot = await this.sessions.load(guid, sid);
+    if ('kind' in hot) return fail(hot);
+    const records = await this.sessions.records(sid);
+    mergeRecords(hot, records);
+    return json(200, {
+      sessionId: sid,
+      avails: records.map((r) => {
+        let offset = 0;
+        return {
+          availId: r.id, index: r.index, duration: r.duration,
+          ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs).toISOString() } : {}),
+          startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
+          ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
+          ads: r.ads.map((a) => {
+            const start = offset;
+            offset += a.duration;
+            const events = (['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const).map((event) => ({
+              event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
+              beaconUrls: a.tracking[event],
+            }));
+            return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs + start * 1000).toISOString() } : {}), trackingEvents: events };
+          }),
+        };
+      }),
+    });
+  }
+}
