@@ -2,7 +2,7 @@
 // fixture origin and ad server, decode with ffmpeg without errors and play in hls.js in Chromium through the ad and
 // back (currentTime passes the ad start and the ad end, no fatal hls.js error).
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,11 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'];
-const hasChromium = (): Promise<boolean> => access(CHROMIUM).then(() => true, () => false);
 
 /** The player page: hls.js, plus the main-track fragments it loaded (ad ones are the /v1/segment/ URIs). */
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>

@@ -4,7 +4,7 @@ import { generateMedia } from '../../fixtures/generate-media.js';
 import { encodeVod, type EncodeOutputs } from '../../vod-encoder/encode.js';
 import { buildRecords, type VodRecords } from '../../vod-encoder/records.js';
 import { decode, tempDir } from '../unit/vod-encoder/helpers.js';
-import { hasChromium, playHls, servePlayer } from './vod-playback.js';
+import { hasChromium, playHls, servePlayer } from '../helpers/hls-player.js';
 
 const SECONDS = 8;
 let out: EncodeOutputs;

@@ -1,4 +1,4 @@
-// Plays an HLS master in hls.js inside Debian's Chromium (playwright-core); used by the VOD e2e test.
+// Plays HLS in hls.js inside Debian's Chromium (playwright-core), for the end-to-end tests.
 import { createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -6,6 +6,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 export const CHROMIUM = '/usr/bin/chromium';
+/** Headless and quiet: without the background-networking flags Chromium calls out and is refused on a closed network. */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'];
 export const hasChromium = (): Promise<boolean> => access(CHROMIUM).then(() => true, () => false);
 
 const TYPES: Record<string, string> = {
@@ -13,24 +16,27 @@ const TYPES: Record<string, string> = {
   '.vtt': 'text/vtt', '.html': 'text/html', '.mpd': 'application/dash+xml',
 };
 
+// An absolute src (the engine's PUBLIC_URL/media, cross-origin) plays as given; a relative one from the served root.
 const PAGE = `<!doctype html><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
 window.result = { levels: 0, errors: [], fatal: null, playedTo: 0 };
 const hls = new Hls();
 hls.on(Hls.Events.MANIFEST_PARSED, (_e, d) => { window.result.levels = d.levels.length; v.play(); });
 hls.on(Hls.Events.ERROR, (_e, d) => { window.result.errors.push(d.details); if (d.fatal) window.result.fatal = d.details; });
 v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; });
-hls.loadSource('/media/' + new URLSearchParams(location.search).get('src'));
+const src = new URLSearchParams(location.search).get('src');
+hls.loadSource(/^https?:/.test(src) ? src : '/media/' + src);
 hls.attachMedia(v);
 </script>`;
 
-/** Serves `root` under /media/ plus hls.js and a player page; returns its base URL and a close(). */
-export async function servePlayer(root: string): Promise<{ base: string; close: () => Promise<void> }> {
+/** Serves hls.js, a player page and (when given) `root` under /media/; returns its base URL and a close(). */
+export async function servePlayer(root?: string): Promise<{ base: string; close: () => Promise<void> }> {
   const hlsJs = path.resolve('node_modules/hls.js/dist/hls.min.js');
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/') return void res.writeHead(200, { 'content-type': TYPES['.html']! }).end(PAGE);
-    const file = url.pathname === '/hls.js' ? hlsJs : path.join(root, decodeURIComponent(url.pathname.replace(/^\/media\//, '')));
-    if (!file.startsWith(root) && file !== hlsJs) return void res.writeHead(403).end();
+    if (url.pathname !== '/hls.js' && root === undefined) return void res.writeHead(404).end();
+    const file = url.pathname === '/hls.js' ? hlsJs : path.join(root ?? '', decodeURIComponent(url.pathname.replace(/^\/media\//, '')));
+    if (file !== hlsJs && !file.startsWith(root ?? '')) return void res.writeHead(403).end();
     try {
       const s = await stat(file);
       res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': s.size });
@@ -51,17 +57,17 @@ export interface PlaybackResult {
   playedTo: number;
 }
 
-/** Opens the player on `src` (relative to the served root) and waits until it played `untilSec` or failed. */
-export async function playHls(base: string, src: string, untilSec: number): Promise<PlaybackResult> {
+/** Opens the player on `src` (absolute, or relative to the served root) and waits until it played `untilSec` or failed. */
+export async function playHls(base: string, src: string, untilSec: number, timeoutMs = 30_000): Promise<PlaybackResult> {
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'] });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
     await page.goto(`${base}/?src=${encodeURIComponent(src)}`);
     await page.waitForFunction((t) => {
       const r = (window as unknown as { result: PlaybackResult }).result;
       return r.fatal !== null || r.playedTo >= t;
-    }, untilSec, { timeout: 30_000 }).catch(() => undefined);
+    }, untilSec, { timeout: timeoutMs }).catch(() => undefined);
     return await page.evaluate(() => (window as unknown as { result: PlaybackResult }).result);
   } finally {
     await browser.close();
