@@ -1,5 +1,5 @@
 // Managed inputs (spec 2.4, 3.4, 8): request schemas and the rules that need the configured regions.
-import ipaddr from 'ipaddr.js';
+import { isCidrBlock } from '../core/cidr.js';
 import { z } from 'zod';
 import { engineError, type FieldProblem } from '../core/errors.js';
 
@@ -21,13 +21,8 @@ export const MAX_CIDRS = 10;
 /** A push input without CIDRs is open to everyone; the answer says so explicitly. */
 export const OPEN_CIDRS = ['0.0.0.0/0'];
 
-/** Four-part IPv4 CIDRs only ("10/8" is refused), or IPv6 CIDRs. */
-export function isValidCidr(value: string): boolean {
-  return ipaddr.IPv4.isValidCIDRFourPartDecimal(value) || ipaddr.IPv6.isValidCIDR(value);
-}
-
 const name = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9 ._-]+$/, 'letters, digits, space, ".", "_" and "-"');
-const cidr = z.string().trim().refine(isValidCidr, 'a CIDR block such as 203.0.113.0/24');
+const cidr = z.string().trim().refine(isCidrBlock, 'a CIDR block such as 203.0.113.0/24');
 const sourceUrl = z.url({ protocol: /^(rtmps?|https?|srt|rist|rtp|udp)$/ });
 const credential = z.string().min(1).max(256);
 /** Settings of a connected device: a flat-ish JSON object the device understands. */

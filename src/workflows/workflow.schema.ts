@@ -1,5 +1,5 @@
 // The body of POST and PUT /workflows with every rule of spec 4.2.4; regions are checked against the configuration.
-import ipaddr from 'ipaddr.js';
+import { isCidrBlock } from '../core/cidr.js';
 import { z } from 'zod';
 import { blueprintSchema } from '../blueprints/blueprint.schema.js';
 
@@ -15,11 +15,6 @@ export type WeekDay = (typeof WEEK_DAYS)[number];
 // "Standard set of alphanumeric characters": letters, digits, space, - _ . (DESIGN.md).
 const NAME_PATTERN = /^[A-Za-z0-9 _.-]{1,128}$/;
 const nameText = z.string().regex(NAME_PATTERN, 'use 1 to 128 letters, digits, spaces, -, _ or .');
-
-// Four-part dotted IPv4 only: ipaddr.js also accepts "10.1/8" style shorthands that encoders reject.
-export function isCidr(value: string): boolean {
-  return ipaddr.IPv4.isValidCIDRFourPartDecimal(value) || ipaddr.IPv6.isValidCIDR(value);
-}
 
 const dateTime = z.iso.datetime({ offset: true });
 
@@ -73,7 +68,7 @@ export function workflowBodySchema(regions: readonly string[]) {
     region: z.string().refine((region) => regions.includes(region), `must be one of ${regions.join(', ')} (GET /regions)`).optional(),
     tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
     subscriptions: z.array(subscriptionSchema).max(20).optional(),
-    inputWhitelistCIDRs: z.array(z.string().refine(isCidr, 'must be a CIDR block such as 203.0.113.0/24')).max(50).optional(),
+    inputWhitelistCIDRs: z.array(z.string().refine(isCidrBlock, 'must be a CIDR block such as 203.0.113.0/24')).max(50).optional(),
     schedule: scheduleSchema.optional(),
   });
 }
