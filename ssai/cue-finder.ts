@@ -162,6 +162,13 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
     return b;
   };
 
+  // Several cues of one break (CUE-OUT + OATCLS, CUE-OUT + CONT …) enrich it; the SCTE-35 event id is the strongest id.
+  const enrich = (b: Avail, ev: CueEvent): void => {
+    if (!b.durationFromCue && ev.duration !== undefined) { b.duration = ev.duration; b.durationFromCue = true; }
+    if (!b.scte35 && ev.scte35) b.scte35 = ev.scte35;
+    if (ev.id && (!b.id || (ev.id.startsWith('scte-') && !b.id.startsWith('scte-')))) b.id = ev.id;
+  };
+
   const handle = (ev: CueEvent, seg: MediaSegment | undefined, seq: number): void => {
     if (ev.dir === 'out') {
       // A DATERANGE can name a START-DATE earlier than the segment it precedes: locate the start by PDT.
@@ -177,9 +184,7 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
       }
       if (open && (open.startSegmentIndex === startSeq || (ev.id !== undefined && ev.id === open.id))) {
         // Several forms for the same break (CUE-OUT + OATCLS...): enrich, keep the strongest id.
-        if (!open.durationFromCue && ev.duration !== undefined) { open.duration = ev.duration; open.durationFromCue = true; }
-        if (!open.scte35 && ev.scte35) open.scte35 = ev.scte35;
-        if (ev.id && (!open.id || (ev.id.startsWith('scte-') && !open.id.startsWith('scte-')))) open.id = ev.id;
+        enrich(open, ev);
         return;
       }
       if (avails.some((a) => ev.id !== undefined && a.id === ev.id)) return; // repeated DATERANGE of a closed break
@@ -195,7 +200,8 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
     }
     if (ev.dir === 'cont') {
       if (open) {
-        if (!open.durationFromCue && ev.duration !== undefined) { open.duration = ev.duration; open.durationFromCue = true; }
+        // A CONT carrying SCTE-35 names the break as the slid-out window will: same id whether its CUE-OUT is visible or not.
+        enrich(open, ev);
         return;
       }
       if (avails.length || !seg) return; // only the first cue of a window may stand for a break that slid out

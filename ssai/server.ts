@@ -320,8 +320,9 @@ export class SsaiServer {
   }
 
   /**
-   * Decides the avails of a playlist not yet known to the session. A break found again under another id (its
-   * CUE-OUT slid out and a CUE-OUT-CONT names it by its SCTE-35 event id) is the same break: matched by start.
+   * Decides the avails of a playlist not yet known to the session. The cue finder keeps a break's id stable across
+   * reloads; a break whose id still differs (one seen only by PDT on one reload, by sequence on another) is the same
+   * break when it starts at the same place: matched by start.
    * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
    * instance may have made it).
    */

@@ -104,4 +104,20 @@ describe('cue finder', () => {
     expect(warnings[0]?.message).toMatch(/SCTE35_/);
     expect(list.map((a) => a.startSegmentIndex)).toEqual([2]);
   });
+
+  it('names a break by the SCTE-35 event id of its CUE-OUT-CONT lines whether its plain CUE-OUT is still in the window or not', () => {
+    const cue = encodeScte35({ command: 'splice_insert', insert: { spliceEventId: 4242, outOfNetwork: true, breakDuration: 12 * 90_000 } }).base64;
+    const seg = (n: number, tags: string[] = []) => [...tags, `#EXT-X-PROGRAM-DATE-TIME:${new Date(PDT0 + n * 4000).toISOString()}`, '#EXTINF:4.0,', `s${n}.ts`];
+    const playlist = (first: number, lines: string[]) => ['#EXTM3U', '#EXT-X-TARGETDURATION:4', `#EXT-X-MEDIA-SEQUENCE:${first}`, ...lines].join('\n');
+    const cont = (elapsed: number) => `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed},Duration=12,SCTE35=${cue}`;
+    const withCueOut = playlist(0, [...seg(0), ...seg(1, ['#EXT-X-CUE-OUT:12']), ...seg(2, [cont(4)]), ...seg(3, [cont(8)])]);
+    const slidOut = playlist(2, [...seg(2, [cont(4)]), ...seg(3, [cont(8)])]);
+    const ids = [withCueOut, slidOut].map((text) => {
+      const scanned = scanMediaPlaylist(text);
+      if (!scanned.playlist) throw new Error('scan failed');
+      return findAvails(scanned.playlist).avails.map((a) => [a.id, a.startSegmentIndex]);
+    });
+    expect(ids[0]).toEqual([['scte-4242', 1]]);
+    expect(ids[1]).toEqual(ids[0]);
+  });
 });
