@@ -36,6 +36,9 @@ const EMPTY_VTT = 'WEBVTT\n\n';
 const EMPTY_VTT_PATH = '/v1/static/empty.vtt';
 const SESSION_BODY_LIMIT = 64 * 1024;
 
+/** The answer to a failure of our own: logged with its cause, never shown to the player. */
+const INTERNAL_ERROR: Reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
+
 /** `.m4s`, `.ts`, `.mp4` … of an ad segment URI, or '' when it has none. */
 function segmentExtension(uri: string): string {
   const pathname = uri.split(/[?#]/, 1)[0] ?? '';
@@ -147,14 +150,14 @@ export class SsaiServer {
       } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
     } catch (e) {
       this.deps.logger.error({ err: e, url }, 'ssai request failed');
-      reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
+      reply = INTERNAL_ERROR;
     }
     try {
       writeReply(req, res, reply);
     } catch (e) {
       // A header value node:http refuses (a control or non-Latin-1 character in a redirect URI): answer 500 instead.
       this.deps.logger.error({ err: e, url }, 'ssai reply could not be written');
-      reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
+      reply = INTERNAL_ERROR;
       writeReply(req, res, reply);
     }
     this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
@@ -233,7 +236,7 @@ export class SsaiServer {
         params = { ...params };
         for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params[k] = String(v);
       } catch {
-        return json(400, { status: false, code: 'BAD_PLAYBACK_PATH', description: 'The session body is not valid JSON' });
+        return fail(ssaiError('BAD_PLAYBACK_PATH', 'The session body is not valid JSON'));
       }
     }
     const id = randomUUID();
