@@ -1,0 +1,37 @@
+// The contract between a channel's ingest (how a signal reaches the engine) and its encoder (one ffmpeg per
+// channel). Push protocols (RTMP_PUSH, SRT_PUSH, RIST, RTP, RTP_FEC) get a front that checks who may send
+// (stream key, passphrase, CIDR list) before anything reaches ffmpeg; pull protocols (URL_PULL, RTMP_PULL, MP4)
+// get a front that only describes the source. The encoder supervisor sees nothing else of either.
+
+/** The protocols of spec 2.4 (`SRT_PUSH` stands for the spec's `<VENDOR>_PUSH`). */
+export type IngestProtocol = 'SRT_PUSH' | 'RIST' | 'RTP' | 'RTP_FEC' | 'RTMP_PUSH' | 'RTMP_PULL' | 'URL_PULL' | 'MP4';
+
+export type IngestEvent =
+  /** a sender was accepted (push) or the source answered (pull) */
+  | { type: 'connected'; remoteAddress?: string; at: number }
+  /** the sender went away or the source stopped answering */
+  | { type: 'disconnected'; reason: string; at: number }
+  /** a sender was refused: wrong stream key or passphrase, address outside the CIDR list */
+  | { type: 'rejected'; reason: string; remoteAddress?: string; at: number };
+
+export interface IngestStats {
+  /** bytes received from the sender since the front opened */
+  bytesIn: number;
+  /** datagrams known lost (UDP protocols), when the protocol can tell */
+  packetsLost?: number;
+}
+
+export interface IngestFront {
+  readonly protocol: IngestProtocol;
+  /**
+   * `connected`: spawn the encoder only after a `connected` event (the front hands the stream over);
+   * `start`: spawn the encoder at once (it listens itself, or pulls the source).
+   */
+  readonly spawnEncoderOn: 'connected' | 'start';
+  /** ffmpeg arguments that open this input for the encoder, ending with `-i <url>` */
+  encoderInputArgs(): string[];
+  subscribe(listener: (event: IngestEvent) => void): () => void;
+  stats(): IngestStats;
+  /** stops listening and closes every socket and child process the front opened; idempotent */
+  close(): Promise<void>;
+}
