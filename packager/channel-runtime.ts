@@ -46,6 +46,8 @@ export interface AdBreak {
   spliceEventId: number;
   /** epoch ms */
   startsAt: number;
+  /** epoch ms of the request: with it the runtime keeps the break 15–20 s after it on a segment boundary (spec 8) */
+  requestedAt?: number;
   /** seconds */
   duration: number;
 }
@@ -68,7 +70,8 @@ export interface ChannelRuntime {
   start(spec: ChannelSpec): Promise<ChannelEndpoints>;
   /** Stops and removes what start created (also after a failed start: the rollback); idempotent. */
   stop(workflowId: string): Promise<{ archiveUrl?: string }>;
-  insertAdBreak(workflowId: string, adBreak: AdBreak): Promise<void>;
+  /** Schedules a break; may answer the start it really got (the segment boundary it was placed on). */
+  insertAdBreak(workflowId: string, adBreak: AdBreak): Promise<void | { startsAt: number }>;
   /** Switches a running channel to another of its inputs, by input name. */
   switchInput(workflowId: string, input: string): Promise<void>;
   /** Subscribes to runtime events; returns the unsubscribe function. */

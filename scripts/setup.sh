@@ -41,4 +41,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "setup: npm ci"
   npm ci --no-audit --no-fund
 fi
+# The web console at /console is built from console/ (Vite); no CDN at run time.
+echo "setup: building the console"
+npm run build:console --silent
 echo "setup: ready"

@@ -7,6 +7,9 @@ const HELP = `engine: media pipeline engine (live channels, VOD encoding, server
 Usage:
   engine [start] [--roles api,ssai,worker,packager]   run the engine (all roles by default)
   engine check-playlist <url> [--reloads N]          check an HLS playlist and its media playlists against RFC 8216
+  engine device --id ID --api-key KEY|--api-key-file FILE [--engine-url URL] [--name NAME] [--interval SECONDS]
+                                                      act as a connected device: heartbeat, apply the settings the
+                                                      engine asks for, push a test signal to the device's managed input
   engine --help                                       this text
 
 Roles (--roles or ENGINE_ROLES): ${ROLES.join(', ')}
@@ -22,7 +25,11 @@ ${CONFIG_VARIABLES.map(([name, fallback, meaning]) => `  ${name.padEnd(22)} ${me
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' }, roles: { type: 'string' }, reloads: { type: 'string' } },
+    options: {
+      help: { type: 'boolean', short: 'h' }, roles: { type: 'string' }, reloads: { type: 'string' },
+      id: { type: 'string' }, 'api-key': { type: 'string' }, 'api-key-file': { type: 'string' }, 'engine-url': { type: 'string' },
+      name: { type: 'string' }, interval: { type: 'string' },
+    },
   });
   const command = positionals[0] ?? 'start';
   if (values.help) {
@@ -39,6 +46,11 @@ async function main(): Promise<void> {
     for (const finding of findings) process.stdout.write(`${finding.rule}: ${finding.message}\n`);
     process.stdout.write(findings.length === 0 ? 'ok: nothing RFC 8216 forbids was found\n' : `${findings.length} finding(s)\n`);
     process.exitCode = findings.length === 0 ? 0 : 1;
+    return;
+  }
+  if (command === 'device') {
+    const { runDevice } = await import('../packager/ingest/device/device-command.js');
+    await runDevice(values);
     return;
   }
   if (command !== 'start') {

@@ -6,7 +6,7 @@ import type { Store } from './store/database.js';
 import type { KeyVault } from './api-keys/key-vault.js';
 import type { ApiKeyStore } from './api-keys/api-key.store.js';
 import type { TokenService } from './auth/token.service.js';
-import type { LoginRateLimiter } from './auth/rate-limiter.js';
+import type { LoginLimiter } from './auth/rate-limiter.js';
 
 /**
  * Cross-part interfaces (EncodeQueue, ChannelRuntime, the adinsert read cache …). Each part declares its
@@ -25,7 +25,7 @@ export interface EngineContext {
   vault: KeyVault;
   tokens: TokenService;
   apiKeys: ApiKeyStore;
-  loginLimiter: LoginRateLimiter;
+  loginLimiter: LoginLimiter;
   services: EngineServices;
   /** Closers run in reverse order at shutdown (workers, timers, sockets). */
   onClose(closer: () => Promise<void> | void): void;

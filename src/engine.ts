@@ -9,10 +9,11 @@ import { KeyVault } from './api-keys/key-vault.js';
 import { ApiKeyStore } from './api-keys/api-key.store.js';
 import { loadOrCreateSigningKey } from './auth/signing-keys.js';
 import { TokenService } from './auth/token.service.js';
-import { LoginRateLimiter } from './auth/rate-limiter.js';
+import { createLoginLimiter } from './auth/rate-limiter.js';
 import type { EngineContext } from './context.js';
 import { ensureDefaultOrganization } from './organizations/bootstrap.js';
 import { createApp } from './http/app.js';
+import { setRawSecurityHeaders } from './http/security-headers.js';
 import { systemMount } from './http/system.router.js';
 import type { RouteSpec } from './http/route.js';
 import type { EnginePart } from './part.js';
@@ -59,10 +60,11 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       vault,
       tokens: new TokenService(store.db, signingKey, clock),
       apiKeys: new ApiKeyStore(store.db, vault),
-      loginLimiter: new LoginRateLimiter(clock),
+      loginLimiter: createLoginLimiter({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, clock, logger }),
       services: {},
       onClose: (closer) => closers.push(closer),
     };
+    closers.push(() => ctx.loginLimiter.close());
     const { organizationId, generatedPassword } = await ensureDefaultOrganization(ctx);
     if (generatedPassword) {
       logger.warn({ email: config.adminEmail }, 'generated a password for the master account; it is shown once on stderr');
@@ -84,7 +86,7 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       server.close(() => resolve());
     }));
     const port = (server.address() as AddressInfo).port;
-    if (config.port === 0 && !options.env?.PUBLIC_URL) config = withPublicUrl(config, `http://127.0.0.1:${port}`);
+    if (config.port === 0 && !config.publicUrlGiven) config = withPublicUrl(config, `http://127.0.0.1:${port}`);
     ctx.config = config;
 
     if (config.roles.includes('api')) routes.push(...parts.flatMap((part) => part.routes?.(ctx) ?? []));
@@ -92,6 +94,7 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
     const app = createApp(ctx, routes, mounts);
     const rawHandlers = parts.flatMap((part) => (part.rawHandler ? [part.rawHandler(ctx)] : []));
     server.on('request', (req, res) => {
+      setRawSecurityHeaders(res);
       for (const handle of rawHandlers) if (handle(req, res)) return;
       app(req, res);
     });

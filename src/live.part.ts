@@ -48,7 +48,7 @@ export const livePart: EnginePart = {
     return [
       ...blueprintRoutes(catalog),
       ...regionRoutes(ctx),
-      ...workflowRoutes(ctx, workflows, channels),
+      ...workflowRoutes(ctx, workflows, channels, catalog),
       ...channelRoutes(ctx, channels),
       ...channelOpsRoutes(ctx, channels),
     ];

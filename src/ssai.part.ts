@@ -5,6 +5,7 @@ import { AdinsertStore } from './adinserts/adinsert.store.js';
 import { CachedAdinsertLookup, organizationLookup } from './adinserts/adinsert-lookup.js';
 import { adinsertRoutes } from './adinserts/adinsert.router.js';
 import path from 'node:path';
+import { Counter } from 'prom-client';
 import { AdPlanner, mediaStoreUrl, type PrepareFn, type PrepareSlateFn } from '../ssai/ad-planner.js';
 import { localSlatePreparer, slateImageFrom } from '../ssai/slate.js';
 import { BeaconSender } from '../ssai/beacons.js';
@@ -46,6 +47,8 @@ export interface SsaiPartOptions {
   /** replaces the in-process slate preparer */
   prepareSlate?: PrepareSlateFn;
   beaconTimeoutMs?: number;
+  /** how long a playlist waits for the ad decision of a break in its window before the break plays slate (default 1500 ms) */
+  decisionDeadlineMs?: number;
 }
 
 export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
@@ -60,7 +63,9 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       ctx.services.adinsertLookup = organizationLookup(cache);
       if (!ctx.config.roles.includes('ssai')) return;
       const metrics = createSsaiMetrics(ctx.metrics.registry);
-      const sessions = createSessionStore(ctx.config.redisUrl);
+      // Round trips to Redis per playlist are the cost of scale-out (issue 20, bench/cluster reads this counter).
+      const redisRoundTrips = new Counter({ name: 'ssai_redis_round_trips_total', help: 'Requests the proxy made to Redis (a MULTI counts once)', registers: [ctx.metrics.registry] });
+      const sessions = createSessionStore(ctx.config.redisUrl, `${ctx.config.redisPrefix}ssai:`, () => redisRoundTrips.inc());
       const origin = new OriginFetcher({
         ...(options.originCacheMs !== undefined ? { cacheMs: options.originCacheMs } : {}), timeoutMs: options.originTimeoutMs ?? 2000,
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
@@ -98,7 +103,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       const server = new SsaiServer({
         lookup, origin: runtime.origin, store: runtime.store, planner: runtime.planner, beacons: runtime.beacons,
         metrics: runtime.metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
-        sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
+        sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000, decisionDeadlineMs: options.decisionDeadlineMs ?? 1500,
       });
       return server.handler();
     },

@@ -1,6 +1,7 @@
 // VOD: metadata, uploads (tus + single request), the encode queue and its worker, the records and the media store.
 import path from 'node:path';
 import { sql } from 'kysely';
+import { Counter } from 'prom-client';
 import type { EnginePart } from './part.js';
 import type { EngineContext } from './context.js';
 import { configureTools } from '../vod-encoder/ffmpeg-runner.js';
@@ -9,6 +10,7 @@ import type { PreparedCreative, TargetLadder } from '../vod-encoder/prepare-crea
 import type { EncodeQueue } from '../vod-encoder/queue.js';
 import { DatabaseEncodeQueue } from '../vod-encoder/queue-db.js';
 import { PgBossEncodeQueue } from '../vod-encoder/queue-pgboss.js';
+import { JobLeases } from '../vod-encoder/job-leases.js';
 import { registerVodWorker } from '../vod-encoder/worker.js';
 import { createWorkerMetrics } from '../vod-encoder/metrics.js';
 import { mediaMount } from './media/media.mount.js';
@@ -37,7 +39,17 @@ async function createQueue(ctx: EngineContext): Promise<EncodeQueue> {
     // pg-boss keeps its tables next to ours: `<schema>_boss` (pgboss for public), so isolated engines never share jobs.
     const result = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.store.db);
     const schema = result.rows[0]?.schema ?? 'public';
-    return new PgBossEncodeQueue({ connectionString: ctx.config.databaseUrl, schema: schema === 'public' ? 'pgboss' : `${schema}_boss`, logger });
+    const lost = new Counter({ name: 'vod_jobs_given_back_total', help: 'Jobs of a worker that stopped renewing their lease, given back to the queue', labelNames: ['queue'] as const, registers: [ctx.metrics.registry] });
+    return new PgBossEncodeQueue({
+      connectionString: ctx.config.databaseUrl, schema: schema === 'public' ? 'pgboss' : `${schema}_boss`, logger,
+      leases: (onLost) => new JobLeases(ctx.store.db, {
+        logger,
+        onLost: async (queue, jobId) => {
+          await onLost(queue, jobId);
+          lost.inc({ queue });
+        },
+      }),
+    });
   }
   return new DatabaseEncodeQueue({ db: ctx.store.db, logger, now: () => Date.now() });
 }

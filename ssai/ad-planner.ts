@@ -9,12 +9,13 @@ import type { Avail } from './cue-finder.js';
 import type { SsaiMetrics } from './metrics.js';
 import type { SessionStore } from './session-store.js';
 import { pickAdsForAvail, type AdDecisionClient, type LinearAd, type MediaFileInfo, type TrackingEvents } from './vast-decision.js';
+import { h264Of, type ContentShape } from './content-shape.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import type { MediaPlaylist } from './playlist-scanner.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import type { AdDecisionRequest, AdDecisionResult, VmapBreak } from './vast-decision.js';
 
-export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number };
+export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
 
 export interface SessionRecord {
   id: string;
@@ -45,6 +46,10 @@ export interface AvailRecord {
   /** the ad server failure, when the decision failed */
   error?: string;
   decidedAt: number;
+  /** VOD insertion (issue 19 point 2): the ads go before startSegmentIndex, no content is replaced (end = start) */
+  insert?: true;
+  /** VOD: seconds of content before the break */
+  contentOffsetSeconds?: number;
 }
 
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
@@ -79,6 +84,8 @@ export interface AdPlannerDeps {
 type CreativeState = { state: 'ready'; plan: CreativePlan } | { state: 'pending'; promise: Promise<CreativePlan | undefined> } | { state: 'failed'; reason: string; at: number };
 
 const FAILED_RETRY_MS = 60_000;
+/** The longest VOD insertion (VMAP break, CUE-OUT:0): its ads are asked for and picked up to this length. */
+export const MAX_INSERT_SECONDS = 120;
 
 export const keys = {
   session: (sid: string) => `session:${sid}`,
@@ -90,8 +97,8 @@ export const keys = {
   vmap: (sid: string) => `vmap:${sid}`,
 };
 
-/** Ladder of the content, for creatives prepared to match it (vod-encoder/ladder.ts shape). */
-export function ladderOf(rungs: Rung[], segmentDurationSec: number): TargetLadder {
+/** Ladder and shape of the content, for creatives prepared to match it (issue 19 point 1). */
+export function ladderOf(rungs: Rung[], segmentDurationSec: number, shape?: ContentShape): TargetLadder {
   const byHeight = new Map<number, Rung>();
   for (const r of rungs) if (r.width > 0 && r.height > 0 && !byHeight.has(r.height)) byHeight.set(r.height, r);
   const list = [...byHeight.values()].sort((a, b) => b.height - a.height);
@@ -100,11 +107,12 @@ export function ladderOf(rungs: Rung[], segmentDurationSec: number): TargetLadde
   return {
     rungs: list.map((r) => {
       const video = Math.max(200_000, Math.round((r.bandwidth - 128_000) / 1000) * 1000);
-      return { width: r.width, height: r.height, videoBitrate: video, maxrate: Math.round(video * 1.07), bufsize: video * 2 };
+      return { width: r.width, height: r.height, videoBitrate: video, maxrate: Math.round(video * 1.07), bufsize: video * 2, ...h264Of(r.codecs) };
     }),
-    audioBitrate: 128_000, audioSampleRate: 48_000, audioChannels: 2,
+    audioBitrate: 128_000, audioSampleRate: shape?.audioSampleRate ?? 48_000, audioChannels: shape?.audioChannels ?? 2,
     frameRate: Math.min(60, Math.round(fps * 1000) / 1000),
     segmentDurationSec: Math.max(1, Math.round(segmentDurationSec)),
+    ...(shape ? { container: shape.container, muxedAudio: shape.muxedAudio } : {}),
   };
 }
 
@@ -136,19 +144,19 @@ export class AdPlanner {
   constructor(private readonly deps: AdPlannerDeps) {}
 
   /** The session's decision for an avail, made on first sight and stored for every later request. */
-  async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number): Promise<AvailRecord> {
+  async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
     const key = keys.avail(session.id, avail.id);
     const known = await this.deps.store.get<AvailRecord>(key);
     if (known) return known;
     let pending = this.deciding.get(key);
     if (!pending) {
-      pending = this.decideOnce(session, adServerUrl, avail, targetDuration).finally(() => this.deciding.delete(key));
+      pending = this.decideOnce(session, adServerUrl, avail, targetDuration, shape).finally(() => this.deciding.delete(key));
       this.deciding.set(key, pending);
     }
     return pending;
   }
 
-  private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number): Promise<AvailRecord> {
+  private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
     const { store } = this.deps;
     const key = keys.avail(session.id, avail.id);
     // Another instance may be deciding this avail: the lock winner decides, the others wait for its record.
@@ -163,21 +171,60 @@ export class AdPlanner {
     await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
     const ids = [...new Set(await store.list(keys.availList(session.id)))];
     const index = Math.max(0, ids.indexOf(avail.id));
-    const record = await this.decide(session, adServerUrl, avail, index, targetDuration);
-    return (await store.setIfAbsent(key, record, this.deps.sessionTtlMs)).value;
+    const record = await this.decide(session, adServerUrl, avail, index, targetDuration, shape);
+    const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
+    // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
+    if (stored.created) this.countFill(record);
+    return stored.value;
   }
 
-  private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number): Promise<AvailRecord> {
+  private countFill(record: AvailRecord): void {
+    this.deps.metrics.availSeconds.inc(Math.max(0, record.duration));
+    this.deps.metrics.filledSeconds.inc(record.ads.reduce((t, a) => t + (a.slate ? 0 : a.duration), 0));
+  }
+
+  /**
+   * The record of an avail whose decision missed its deadline (issue 19 point 4): the configuration's slate when it
+   * is already prepared, else the content; stored unless the decision landed meanwhile (then that one is returned).
+   * The decision still in flight finds this record stored and keeps it: a session never changes its mind.
+   */
+  async lateRecord(session: SessionRecord, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+    const { store } = this.deps;
+    const key = keys.avail(session.id, avail.id);
+    const known = await store.get<AvailRecord>(key);
+    if (known) return known;
+    await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
+    const ids = [...new Set(await store.list(keys.availList(session.id)))];
+    const duration = avail.insert ? 0 : avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
+    const record: AvailRecord = {
+      id: avail.id, index: Math.max(0, ids.indexOf(avail.id)), startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
+      duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [], decidedAt: this.deps.now(),
+      error: 'late: the ad decision missed its deadline',
+    };
+    if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
+    if (avail.insert) record.insert = true;
+    if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
+    await this.fillWithSlate(session, record, avail, targetDuration, 0, shape, 0);
+    const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
+    if (stored.created) this.countFill(record);
+    return stored.value;
+  }
+
+  private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
     const { metrics } = this.deps;
     const vmap = avail.id.startsWith(VMAP_AVAIL_PREFIX);
-    const duration = vmap || avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
+    const insert = avail.insert === true;
+    // An insertion lasts as long as its ads: they are asked for and picked up to MAX_INSERT_SECONDS.
+    const duration = insert ? MAX_INSERT_SECONDS
+      : vmap || avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
     const slot = avail.slotDuration > 0 ? avail.slotDuration : targetDuration;
     const record: AvailRecord = {
       id: avail.id, index, startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
-      duration, slotDuration: slot, ads: [], skipped: [], decidedAt: this.deps.now(),
+      duration: insert ? 0 : duration, slotDuration: slot, ads: [], skipped: [], decidedAt: this.deps.now(),
     };
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
-    metrics.availSeconds.inc(duration);
+    if (insert) record.insert = true;
+    if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
     const result = await this.decision(session, {
       adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration,
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
@@ -186,10 +233,10 @@ export class AdPlanner {
       metrics.adServerErrors.inc({ reason: result.error.reason });
       record.error = `${result.error.reason}: ${result.error.message}`;
       this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason }, 'ad decision failed; the avail plays slate or content');
-      await this.fillWithSlate(session, record, avail, targetDuration, 0);
+      await this.fillWithSlate(session, record, avail, targetDuration, 0, shape);
       return record;
     }
-    const ladder = ladderOf(session.rungs, targetDuration);
+    const ladder = ladderOf(session.rungs, targetDuration, shape);
     const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
     await Promise.all(result.ads.map(async (ad) => {
       const file = pickMediaFile(ad.mediaFiles);
@@ -207,8 +254,8 @@ export class AdPlanner {
       record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });
       total += p.plan.duration;
     }
-    metrics.filledSeconds.inc(total);
-    await this.fillWithSlate(session, record, avail, targetDuration, total);
+    if (insert) record.duration = Math.round(total * 1000) / 1000;
+    await this.fillWithSlate(session, record, avail, targetDuration, total, shape);
     return record;
   }
 
@@ -217,7 +264,8 @@ export class AdPlanner {
    * when the break's length is known and the slate is prepared in time; otherwise the break ends when the ads end
    * and the content resumes at the next slot (today's behaviour). Sets the record's endSegmentIndex either way.
    */
-  private async fillWithSlate(session: SessionRecord, record: AvailRecord, avail: Avail, targetDuration: number, adSeconds: number): Promise<void> {
+  private async fillWithSlate(session: SessionRecord, record: AvailRecord, avail: Avail, targetDuration: number, adSeconds: number, shape?: ContentShape, waitMs = this.deps.creativeWaitMs): Promise<void> {
+    if (record.insert) { record.endSegmentIndex = record.startSegmentIndex; return; } // nothing replaced: nothing to fill
     const slot = record.slotDuration;
     let total = adSeconds;
     // Only a break of known length is filled: an open break without a planned duration may end at any time.
@@ -225,7 +273,7 @@ export class AdPlanner {
     // (A VMAP avail's duration is only the room up to the next break: no slate either.)
     const known = !avail.id.startsWith(VMAP_AVAIL_PREFIX) && (avail.durationFromCue || !avail.open);
     if (known && gap >= Math.min(1, slot / 2)) {
-      const got = await this.slate(session, targetDuration, gap);
+      const got = await this.slate(session, targetDuration, gap, shape, waitMs);
       if (typeof got === 'string') {
         if (got !== 'no slate') record.skipped.push({ adId: SLATE_AD_ID, reason: got });
       } else {
@@ -239,17 +287,17 @@ export class AdPlanner {
   }
 
   /** The configuration's slate for `seconds`, or why there is none this time ('no slate' when none is configured). */
-  private async slate(session: SessionRecord, targetDuration: number, seconds: number): Promise<CreativePlan | string> {
+  private async slate(session: SessionRecord, targetDuration: number, seconds: number, shape: ContentShape | undefined, waitMs: number): Promise<CreativePlan | string> {
     const image = await this.deps.slateImage?.(session.guid).catch(() => undefined);
     if (!image) return 'no slate';
-    const ladder = ladderOf(session.rungs, targetDuration);
+    const ladder = ladderOf(session.rungs, targetDuration, shape);
     // Whole milliseconds: one prepared slate per gap length (prepareSlate caches by length, image and ladder).
     const durationSec = Math.round(seconds * 1000) / 1000;
     const key = creativeKey(`slate-${durationSec}`, image, ladder);
     const got = await this.prepared(key, () => {
       const prepare = this.deps.prepareSlate?.();
       return prepare && (() => prepare(image, ladder, durationSec));
-    });
+    }, waitMs);
     if (typeof got === 'string') this.deps.metrics.creativesSkipped.inc({ reason: `slate ${got.split(':')[0] ?? got}` });
     return typeof got === 'string' ? `slate ${got}` : got;
   }
@@ -311,7 +359,7 @@ export class AdPlanner {
    * A creative (or slate) as URLs by key: from this process, the shared store, or prepared now by `starter`'s job
    * (waiting creativeWaitMs at most; a later request picks up the result). `starter` gives undefined without an encoder.
    */
-  private async prepared(key: string, starter: () => (() => Promise<VodResult<PreparedCreative>>) | undefined): Promise<CreativePlan | string> {
+  private async prepared(key: string, starter: () => (() => Promise<VodResult<PreparedCreative>>) | undefined, waitMs = this.deps.creativeWaitMs): Promise<CreativePlan | string> {
     const local = this.creatives.get(key);
     if (local?.state === 'ready') return local.plan;
     if (local?.state === 'failed' && this.deps.now() - local.at < FAILED_RETRY_MS) return `failed: ${local.reason}`;
@@ -336,7 +384,7 @@ export class AdPlanner {
       });
       this.creatives.set(key, { state: 'pending', promise });
     }
-    const plan = await Promise.race([promise, new Promise<'wait'>((r) => setTimeout(() => r('wait'), this.deps.creativeWaitMs).unref())]);
+    const plan = await Promise.race([promise, new Promise<'wait'>((r) => setTimeout(() => r('wait'), waitMs).unref())]);
     if (plan === 'wait') return 'not prepared: queued for preparation';
     if (!plan) {
       const s = this.creatives.get(key);
@@ -347,7 +395,7 @@ export class AdPlanner {
 
   private toPlan(key: string, p: PreparedCreative): CreativePlan | undefined {
     const url = (rel: string) => this.deps.creativeUrl(p.dir, rel);
-    const track = (segments: PreparedCreative['audioOnly']['segments'], init: string | undefined, bandwidth: number, size?: { width: number; height: number }): CreativeTrack | undefined => {
+    const track = (segments: PreparedCreative['renditions'][number]['segments'], init: string | undefined, bandwidth: number, size?: { width: number; height: number }): CreativeTrack | undefined => {
       const segs = segments.map((s) => ({ uri: url(s.path), duration: s.duration }));
       if (segs.some((s) => s.uri === undefined)) return undefined;
       const t: CreativeTrack = { segments: segs as Array<{ uri: string; duration: number }>, bandwidth, ...(size ?? {}) };
@@ -360,7 +408,7 @@ export class AdPlanner {
       if (!t) return undefined;
       video.push(t);
     }
-    const audio = track(p.audioOnly.segments, p.audioOnly.initSegment, p.audioOnly.bandwidth);
+    const audio = p.audioOnly && track(p.audioOnly.segments, p.audioOnly.initSegment, p.audioOnly.bandwidth);
     return { key, duration: p.durationSec, video, ...(audio ? { audio } : {}) };
   }
 

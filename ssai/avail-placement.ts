@@ -18,14 +18,18 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
     const own = pl.segments.length > 1 ? nominal(pl) : slot;
     const offset = Math.round((record.startPdtMs - first.pdtMs) / 1000 / own);
     start = first.mediaSequence + offset;
-    end = start + Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / own);
+    end = record.insert ? start : start + Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / own);
     slot = own;
   }
   const ads: PlannedAd[] = [];
+  const contentMapped = pl.segments.some((s) => s.map !== undefined);
   for (const ad of record.ads) {
     const plan = await planner.plan(ad.creativeKey);
     if (!plan) return undefined; // the shared creative record expired: play content rather than half a break
     const track = trackFor(plan, entry);
+    // An ad in another container than the content (fMP4 under TS content, or the reverse) would break the stream
+    // (HLS cannot unset an EXT-X-MAP): play the content instead (issue 19 point 1).
+    if (entry.kind !== 'subtitles' && track && (track.mapUri !== undefined) !== contentMapped) return undefined;
     const planned: PlannedAd = { id: ad.adId, duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
     if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
     if (ad.slate) planned.slate = true;
@@ -33,6 +37,7 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
   }
   const avail: StitchAvail = { id: record.id, startSegmentIndex: start, endSegmentIndex: end, duration: record.duration, slotDuration: slot, ads };
   if (record.startPdtMs !== undefined) avail.startPdtMs = record.startPdtMs;
+  if (record.insert) avail.insert = true;
   if (absorbed?.length) avail.absorbedDiscontinuities = absorbed;
   return avail;
 }

@@ -1,8 +1,9 @@
 // `engine check-playlist URL`: fetches a playlist (every media playlist of a multivariant one), reloads live ones
 // `reloads` times at their target duration, and reports what RFC 8216 forbids (ssai/playlist-checker.ts).
 import { request } from 'undici';
+import { probeSegment, type SegmentStreams } from './media-probe.js';
 import { checkPlaylist } from './playlist-checker.js';
-import { playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist } from './playlist-scanner.js';
+import { playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from './playlist-scanner.js';
 
 export type CheckFinding = { rule: string; message: string };
 
@@ -17,21 +18,52 @@ async function fetchText(url: string): Promise<{ text: string } | { error: strin
   }
 }
 
-export async function checkPlaylistUrl(url: string, reloads: number, opts: { sleep?: (ms: number) => Promise<void> } = {}): Promise<Array<{ rule: string; message: string }>> {
+export type CheckOptions = {
+  sleep?: (ms: number) => Promise<void>;
+  /** reads a segment's streams (default ffprobe); false: no segment is fetched */
+  probe?: ((uri: string, mapUri?: string) => Promise<SegmentStreams | undefined>) | false;
+};
+
+/** Spans between discontinuities probed per muxed rendition: enough for a window with a few breaks. */
+const MAX_PROBED_SPANS = 12;
+
+/**
+ * A muxed rendition (audio in every segment) whose spans between discontinuities (content, each ad) do not all carry
+ * audio: the ad was stitched without its audio, viewers hear silence and the audio timeline shifts (issue 19 point 1).
+ */
+async function audioFindings(url: string, text: string, probe: NonNullable<Exclude<CheckOptions['probe'], false>>): Promise<CheckFinding[]> {
+  const pl = scanMediaPlaylist(text).playlist;
+  if (!pl) return [];
+  const spans: MediaSegment[] = [];
+  for (const s of pl.segments) if (!spans.length || s.discontinuity) spans.push(s);
+  const probed = await Promise.all(spans.slice(0, MAX_PROBED_SPANS).map(async (s) => ({
+    s, streams: await probe(resolveUri(url, s.uri), s.map ? resolveUri(url, s.map.uri) : undefined),
+  })));
+  if (!probed.some((p) => p.streams?.audio)) return []; // video-only content: nothing to compare
+  return probed.filter((p) => p.streams && !p.streams.audio).map((p) => ({
+    rule: 'SEGMENT_WITHOUT_AUDIO',
+    message: `${url}: ${p.s.uri} carries no audio where the rest of this muxed rendition does (the ad lost its audio)`,
+  }));
+}
+
+export async function checkPlaylistUrl(url: string, reloads: number, opts: CheckOptions = {}): Promise<Array<{ rule: string; message: string }>> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const first = await fetchText(url);
   if ('error' in first) return [{ rule: 'FETCH_FAILED', message: `${url}: ${first.error}` }];
   if (!playlistKind(first.text)) return [{ rule: 'NOT_HLS', message: `${url}: the body does not start with #EXTM3U` }];
-  let media: Array<{ url: string; text: string }> = [{ url, text: first.text }];
+  let media: Array<{ url: string; text: string; muxed: boolean }> = [{ url, text: first.text, muxed: true }];
   if (playlistKind(first.text) === 'multivariant') {
     const mv = scanMultivariantPlaylist(first.text).playlist;
+    // A variant is muxed unless its AUDIO group has renditions with their own playlists.
+    const demuxedGroups = new Set((mv?.renditions ?? []).filter((r) => r.type === 'AUDIO' && r.uri).map((r) => r.groupId));
+    const muxed = new Set((mv?.variants ?? []).filter((v) => !demuxedGroups.has(v.attrs.AUDIO ?? '\u0000')).map((v) => v.uri));
     const uris = [...new Set([...(mv?.variants ?? []).map((v) => v.uri), ...(mv?.renditions ?? []).flatMap((r) => (r.uri ? [r.uri] : []))])];
     media = [];
     for (const u of uris) {
       const abs = resolveUri(url, u);
       const got = await fetchText(abs);
       if ('error' in got) return [{ rule: 'FETCH_FAILED', message: `${abs}: ${got.error}` }];
-      media.push({ url: abs, text: got.text });
+      media.push({ url: abs, text: got.text, muxed: muxed.has(u) });
     }
   }
   const findings: CheckFinding[] = [];
@@ -39,6 +71,8 @@ export async function checkPlaylistUrl(url: string, reloads: number, opts: { sle
     for (const f of list) findings.push({ rule: f.rule, message: `${u}${f.line ? `:${f.line}` : ''}: ${f.message}` });
   };
   for (const m of media) add(m.url, checkPlaylist(m.text));
+  const probe = opts.probe === undefined ? probeSegment : opts.probe;
+  if (probe) for (const m of media) if (m.muxed) findings.push(...await audioFindings(m.url, m.text, probe));
   const live = media.filter((m) => !scanMediaPlaylist(m.text).playlist?.endList);
   for (let i = 0; i < reloads && live.length; i++) {
     const target = scanMediaPlaylist(live[0]!.text).playlist?.targetDuration || 2;

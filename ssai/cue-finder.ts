@@ -26,9 +26,18 @@ export type Avail = {
   scte35?: SpliceInfo;
   /** nominal content segment length used to place ad segments deterministically (see manifest-rewriter) */
   slotDuration: number;
+  /**
+   * VOD only (issue 19 point 2): the ads are inserted before segment startSegmentIndex (one past the last segment: a
+   * post-roll) and no content is replaced; endSegmentIndex equals startSegmentIndex.
+   */
+  insert?: boolean;
+  /** VOD: seconds of content before the break's start */
+  contentOffsetSeconds?: number;
 };
 
-export type CueWarning = { line: number; message: string };
+/** Why a cue was ignored (the `reason` of ssai_cue_errors_total, issue 19 point 3). */
+export type CueErrorReason = 'bad_duration' | 'bad_elapsed' | 'bad_date' | 'missing_id' | 'bad_scte35' | 'out_of_window';
+export type CueWarning = { line: number; message: string; reason: CueErrorReason };
 
 type CueEvent = {
   dir: 'out' | 'in' | 'cont';
@@ -42,18 +51,28 @@ type CueEvent = {
 
 // Seconds of slack when deciding that visible content covers the planned duration (encoders round segment lengths).
 const END_TOLERANCE = 0.5;
+/** No ad break lasts longer: a longer (or negative, or unreadable) duration or elapsed time is a malformed cue. */
+const MAX_BREAK_SECONDS = 7200;
 
-function num(s: string | undefined): number | undefined {
-  if (s === undefined || s === '') return undefined;
-  const n = Number.parseFloat(s);
-  return Number.isFinite(n) ? n : undefined;
+/** Thrown inside eventOf only: the tag is a malformed cue, ignored and counted. */
+class BadCue {
+  constructor(readonly reason: CueErrorReason, readonly message: string) {}
+}
+
+/** A decimal number of seconds in [0, MAX_BREAK_SECONDS]; undefined when absent; a BadCue otherwise. */
+function seconds(s: string | undefined, reason: 'bad_duration' | 'bad_elapsed', what: string): number | undefined {
+  if (s === undefined || s.trim() === '') return undefined;
+  const v = s.trim();
+  const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n >= 0 && n <= MAX_BREAK_SECONDS)) throw new BadCue(reason, `${what} "${v.slice(0, 40)}" is not a number of seconds in [0, ${MAX_BREAK_SECONDS}]`);
+  return n;
 }
 
 function decoded(b64: string | undefined, warnings: CueWarning[], line: number): SpliceInfo | undefined {
   if (!b64) return undefined;
   const r = decodeScte35(b64);
   if (r.ok) return r.value;
-  warnings.push({ line, message: `${r.error.code}: ${r.error.message}` });
+  warnings.push({ line, message: `${r.error.code}: ${r.error.message}`, reason: 'bad_scte35' });
   return undefined;
 }
 
@@ -63,27 +82,38 @@ function fromScte(kind: CueKind, info: SpliceInfo | undefined, extra: Partial<Cu
   if (!dir) return undefined;
   const ev: CueEvent = { dir, kind, scte35: info, ...extra };
   const d = extra.duration ?? cueDurationSeconds(info);
+  if (d !== undefined && !(d >= 0 && d <= MAX_BREAK_SECONDS)) throw new BadCue('bad_duration', `SCTE-35 break duration ${d} s`);
   if (d !== undefined) ev.duration = d;
   const id = cueEventId(info);
   if (ev.id === undefined && id !== undefined) ev.id = `scte-${id}`;
   return ev;
 }
 
-/** Translates one tag into a cue event, or undefined when the tag is not a cue. */
+/** Translates one tag into a cue event; undefined when the tag is not a cue, or is a malformed one (then in warnings). */
 function eventOf(tag: RawTag, warnings: CueWarning[]): CueEvent | undefined {
+  try {
+    return parseCue(tag, warnings);
+  } catch (e) {
+    if (!(e instanceof BadCue)) throw e;
+    warnings.push({ line: tag.line, message: `${tag.name}: ${e.message}`, reason: e.reason });
+    return undefined;
+  }
+}
+
+function parseCue(tag: RawTag, warnings: CueWarning[]): CueEvent | undefined {
   switch (tag.name) {
     case 'EXT-X-CUE-OUT': {
       const v = tag.value;
-      const d = v.includes('=') ? num(parseAttributes(v).DURATION) : num(v);
+      const d = seconds(v.includes('=') ? parseAttributes(v).DURATION : v, 'bad_duration', 'duration');
       return d === undefined ? { dir: 'out', kind: 'cue-out' } : { dir: 'out', kind: 'cue-out', duration: d };
     }
     case 'EXT-X-CUE-OUT-CONT': {
       const v = tag.value;
       if (v.includes('=')) {
         const a = parseAttributes(v);
+        const e = seconds(a.ElapsedTime, 'bad_elapsed', 'ElapsedTime'), d = seconds(a.Duration, 'bad_duration', 'Duration');
         const info = decoded(a.SCTE35, warnings, tag.line);
         const ev: CueEvent = { dir: 'cont', kind: 'cue-out-cont' };
-        const e = num(a.ElapsedTime), d = num(a.Duration);
         if (e !== undefined) ev.elapsed = e;
         if (d !== undefined) ev.duration = d;
         const id = info && cueEventId(info);
@@ -91,20 +121,31 @@ function eventOf(tag: RawTag, warnings: CueWarning[]): CueEvent | undefined {
         if (info) ev.scte35 = info;
         return ev;
       }
-      const [e, d] = v.split('/').map(num); // "elapsed/duration" form
+      const [es, ds] = v.split('/'); // "elapsed/duration" form
+      const e = seconds(es, 'bad_elapsed', 'elapsed'), d = seconds(ds, 'bad_duration', 'duration');
       return { dir: 'cont', kind: 'cue-out-cont', ...(e !== undefined ? { elapsed: e } : {}), ...(d !== undefined ? { duration: d } : {}) };
     }
     case 'EXT-X-CUE-IN':
       return { dir: 'in', kind: 'cue-out' };
     case 'EXT-X-DATERANGE': {
       const a = parseAttributes(tag.value);
-      const extra: Partial<CueEvent> = {};
-      if (a.ID) extra.id = `dr-${a.ID}`;
+      const cue = a['SCTE35-OUT'] !== undefined || a['SCTE35-IN'] !== undefined || a['SCTE35-CMD'] !== undefined;
+      if (!cue) return undefined;
+      // RFC 8216 §4.3.2.7: ID and START-DATE are required; a cue without them cannot be told apart or placed.
+      if (!a.ID) throw new BadCue('missing_id', 'an SCTE-35 DATERANGE without ID');
       const start = a['START-DATE'] ? Date.parse(a['START-DATE']) : NaN;
-      if (!Number.isNaN(start)) extra.startMs = start;
-      const d = num(a.DURATION) ?? num(a['PLANNED-DURATION']);
+      if (Number.isNaN(start)) throw new BadCue('bad_date', `START-DATE "${(a['START-DATE'] ?? '').slice(0, 40)}" is not a date`);
+      const extra: Partial<CueEvent> = { id: `dr-${a.ID}`, startMs: start };
+      const d = seconds(a.DURATION, 'bad_duration', 'DURATION') ?? seconds(a['PLANNED-DURATION'], 'bad_duration', 'PLANNED-DURATION');
       if (d !== undefined) extra.duration = d;
-      if (a['SCTE35-OUT']) return fromScte('daterange', decoded(a['SCTE35-OUT'], warnings, tag.line), { ...extra, dir: 'out' }) ?? { ...extra, dir: 'out', kind: 'daterange' };
+      if (a['SCTE35-OUT']) {
+        // The splice event id names the break in every form (DATERANGE, CUE-OUT-CONT, OATCLS): a break announced
+        // ahead keeps the id it is decided under when its CUE-OUT appears, so the early decision is the one used.
+        const info = decoded(a['SCTE35-OUT'], warnings, tag.line);
+        const eventId = info && cueEventId(info);
+        const named = eventId === undefined ? extra : { ...extra, id: `scte-${eventId}` };
+        return fromScte('daterange', info, { ...named, dir: 'out' }) ?? { ...named, dir: 'out', kind: 'daterange' };
+      }
       if (a['SCTE35-IN']) return { ...extra, dir: 'in', kind: 'daterange' };
       if (a['SCTE35-CMD']) return fromScte('daterange', decoded(a['SCTE35-CMD'], warnings, tag.line), extra);
       return undefined;
@@ -115,12 +156,12 @@ function eventOf(tag: RawTag, warnings: CueWarning[]): CueEvent | undefined {
       return fromScte('splicepoint', decoded(tag.value, warnings, tag.line));
     case 'EXT-X-SCTE35': {
       const a = parseAttributes(tag.value);
+      const d = seconds(a.DURATION, 'bad_duration', 'DURATION');
+      const e = seconds(a.ELAPSED, 'bad_elapsed', 'ELAPSED');
       const info = decoded(a.CUE, warnings, tag.line);
       const extra: Partial<CueEvent> = {};
       if (a.ID) extra.id = `scte-${a.ID}`;
-      const d = num(a.DURATION);
       if (d !== undefined) extra.duration = d;
-      const e = num(a.ELAPSED);
       if (e !== undefined) extra.elapsed = e;
       if (a['CUE-OUT'] === 'YES') extra.dir = 'out';
       else if (a['CUE-OUT'] === 'CONT') extra.dir = 'cont';
@@ -175,12 +216,25 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
       let startSeq = seq;
       let visible = true;
       if (ev.startMs !== undefined && segs[0]?.pdtMs !== undefined) {
+        const last = segs[segs.length - 1]!;
+        const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
+        // A break that started or starts hours away from the window is a malformed date, not a break to place.
+        if (ev.startMs < segs[0].pdtMs - MAX_BREAK_SECONDS * 1000 || (windowEnd !== undefined && ev.startMs > windowEnd + MAX_BREAK_SECONDS * 1000)) {
+          warnings.push({ line: seg?.line ?? 0, message: `break start ${new Date(ev.startMs).toISOString()} is over ${MAX_BREAK_SECONDS} s away from the window`, reason: 'out_of_window' });
+          return;
+        }
         const hit = segs.find((s) => s.pdtMs !== undefined && s.pdtMs + 1 >= ev.startMs!);
         if (hit) startSeq = hit.mediaSequence;
+        // Announced ahead (a future START-DATE): placed past the window's end, decided now, stitched when it comes.
+        else if (windowEnd !== undefined && ev.startMs >= windowEnd - 1) startSeq = last.mediaSequence + 1 + Math.round((ev.startMs - windowEnd) / 1000 / slot);
         if (ev.startMs < segs[0].pdtMs - 1) {
           visible = false;
           startSeq = segs[0].mediaSequence - Math.round((segs[0].pdtMs - ev.startMs) / 1000 / slot);
         }
+      }
+      if (startSeq < 0) {
+        warnings.push({ line: seg?.line ?? 0, message: 'the break would start before media sequence 0', reason: 'out_of_window' });
+        return;
       }
       if (open && (open.startSegmentIndex === startSeq || (ev.id !== undefined && ev.id === open.id))) {
         // Several forms for the same break (CUE-OUT + OATCLS...): enrich, keep the strongest id.
@@ -206,6 +260,10 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
       }
       if (avails.length || !seg) return; // only the first cue of a window may stand for a break that slid out
       const elapsed = ev.elapsed ?? 0;
+      if (seg.mediaSequence - Math.round(elapsed / slot) < 0) {
+        warnings.push({ line: seg.line, message: `elapsed ${elapsed} s puts the break start before media sequence 0`, reason: 'bad_elapsed' });
+        return;
+      }
       const b = startAt(undefined, seg.mediaSequence - Math.round(elapsed / slot), { ...ev, kind: 'cue-out-cont' });
       b.startVisible = elapsed === 0;
       b.elapsed = elapsed;
@@ -233,6 +291,15 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
     if (ev) handle(ev, undefined, next);
   }
   if (open && pl.endList) close(open, next);
+  if (pl.endList) {
+    // A VOD's EXT-X-CUE-OUT:0 marks an insertion point: ads are added there, every content segment stays (issue 19).
+    for (const a of avails) if (a.kind === 'cue-out' && a.durationFromCue && a.duration === 0) { a.insert = true; a.endSegmentIndex = a.startSegmentIndex; }
+    for (const a of avails) {
+      let t = 0;
+      for (const s of segs) { if (s.mediaSequence >= a.startSegmentIndex) break; t += s.duration; }
+      a.contentOffsetSeconds = Math.round(t * 1000) / 1000;
+    }
+  }
 
   return {
     avails: avails.map(({ elapsed, ...a }) => {

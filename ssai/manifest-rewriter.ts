@@ -16,6 +16,10 @@ export type VariantEntry = {
   bandwidth?: number;
   resolution?: string;
   codecs?: string;
+  /** a variant's AUDIO group: its audio is in that group's renditions (demuxed) when they have URIs */
+  audioGroup?: string;
+  /** an audio rendition's CHANNELS count */
+  channels?: number;
 };
 
 export type RewriteMultivariantOptions = {
@@ -47,6 +51,9 @@ export function rewriteMultivariant(text: string, opts: RewriteMultivariantOptio
     if (attrs.BANDWIDTH !== undefined) e.bandwidth = Number.parseInt(attrs.BANDWIDTH, 10) || 0;
     if (attrs.RESOLUTION !== undefined) e.resolution = attrs.RESOLUTION;
     if (attrs.CODECS !== undefined) e.codecs = attrs.CODECS;
+    if (kind === 'video' && attrs.AUDIO !== undefined) e.audioGroup = attrs.AUDIO;
+    const channels = Number.parseInt(attrs.CHANNELS ?? '', 10);
+    if (kind === 'audio' && channels > 0) e.channels = channels;
     entries.push(e);
     byUri.set(`${kind} ${uri}`, e);
     return e;
@@ -118,6 +125,11 @@ export type StitchAvail = {
   ads: PlannedAd[];
   /** origin media sequences in [start, end] that carried EXT-X-DISCONTINUITY (from previous `observed`) */
   absorbedDiscontinuities?: number[];
+  /**
+   * VOD insertion (issue 19 point 2): the ads go before content segment startSegmentIndex (after the last one for a
+   * post-roll), every content segment stays, and the content's later PDTs and DATERANGEs move by the ads' length.
+   */
+  insert?: boolean;
 };
 export type AdSegmentUriContext = { avail: StitchAvail; ad: PlannedAd; adIndex: number; segmentIndex: number; uri: string };
 export type StitchOptions = {
@@ -142,7 +154,7 @@ const EPS = 1e-6;
 function planBreak(avail: StitchAvail, opts: StitchOptions, target: number): Break {
   const entries: Entry[] = [];
   const slotDur = avail.slotDuration > 0 ? avail.slotDuration : target;
-  const lastSlot = avail.endSegmentIndex === undefined ? Infinity : avail.endSegmentIndex - 1;
+  const lastSlot = avail.insert ? avail.startSegmentIndex : avail.endSegmentIndex === undefined ? Infinity : avail.endSegmentIndex - 1;
   let t = 0;
   avail.ads.forEach((ad, adIndex) => {
     let segs = ad.segments;
@@ -168,6 +180,14 @@ function planBreak(avail: StitchAvail, opts: StitchOptions, target: number): Bre
 const fmtDuration = (d: number): string => String(Math.round(d * 1000) / 1000);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** A DATERANGE's START-DATE and END-DATE moved by `ms` (content after inserted ads); unparseable dates stay as written. */
+function shiftDates(value: string, ms: number): string {
+  return value.replace(/\b(START-DATE|END-DATE)="([^"]*)"/g, (whole, name: string, date: string) => {
+    const t = Date.parse(date);
+    return Number.isNaN(t) ? whole : `${name}="${iso(t + ms)}"`;
+  });
+}
+
 function keyLine(key: KeyInfo | undefined, base: string): string {
   if (!key) return '#EXT-X-KEY:METHOD=NONE';
   const parts = Object.entries(key.attrs).map(([k, v]) => {
@@ -177,11 +197,14 @@ function keyLine(key: KeyInfo | undefined, base: string): string {
   return `#EXT-X-KEY:${parts.join(',')}`;
 }
 
-/** Replaces each planned avail's content segments by its ads; see the numbering note above. */
+/** Replaces each planned avail's content segments by its ads, or inserts them (VOD); see the numbering note above. */
 export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): StitchResult {
   const base = opts.originUrl;
   const target0 = pl.targetDuration || 6;
-  const breaks = opts.avails.filter((a) => a.ads.length).map((a) => planBreak(a, opts, target0)).filter((b) => b.entries.length);
+  const planned = opts.avails.filter((a) => a.ads.length).map((a) => planBreak(a, opts, target0)).filter((b) => b.entries.length);
+  // Insertions only in a VOD: a live window has no room to grow (live is always replacement).
+  const inserts = pl.endList ? planned.filter((b) => b.avail.insert).sort((x, y) => x.avail.startSegmentIndex - y.avail.startSegmentIndex) : [];
+  const breaks = planned.filter((b) => !b.avail.insert);
   const segs = pl.segments;
   const W = segs[0]?.mediaSequence ?? pl.mediaSequence;
   const inBreak = (s: number): Break | undefined =>
@@ -212,10 +235,10 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
 
   let targetDuration = Math.max(target0, opts.targetDurationFloor ?? 0);
   for (const s of segs) targetDuration = Math.max(targetDuration, Math.ceil(s.duration - EPS));
-  for (const b of breaks) for (const e of b.entries) targetDuration = Math.max(targetDuration, Math.ceil(e.duration - EPS));
+  for (const b of [...breaks, ...inserts]) for (const e of b.entries) targetDuration = Math.max(targetDuration, Math.ceil(e.duration - EPS));
 
   const out: string[] = ['#EXTM3U'];
-  const needsMap = breaks.some((b) => b.avail.ads.some((a) => a.mapUri !== undefined));
+  const needsMap = [...breaks, ...inserts].some((b) => b.avail.ads.some((a) => a.mapUri !== undefined));
   out.push(`#EXT-X-VERSION:${Math.max(pl.version ?? 3, needsMap ? 6 : 3)}`);
   out.push(`#EXT-X-TARGETDURATION:${targetDuration}`);
   out.push(`#EXT-X-MEDIA-SEQUENCE:${mediaSequence}`);
@@ -238,8 +261,14 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     byteEnd.set(seg.uri, o + Number(len));
     ranges.set(seg, `${len}@${o}`);
   }
+  /** ms the content is moved by the ads inserted before it (VOD insertion) */
+  let shiftMs = 0;
   const pushTags = (tags: RawTag[], stripCues: boolean): void => {
-    for (const t of tags) if (!(stripCues && CUE_TAGS.has(t.name))) out.push(`#${t.name}${t.value ? `:${t.value}` : ''}`);
+    for (const t of tags) {
+      if (stripCues && CUE_TAGS.has(t.name)) continue;
+      const value = shiftMs && t.name === 'EXT-X-DATERANGE' ? shiftDates(t.value, shiftMs) : t.value;
+      out.push(`#${t.name}${value ? `:${value}` : ''}`);
+    }
   };
 
   const emitAd = (b: Break, e: Entry): void => {
@@ -248,7 +277,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     if (e.firstOfAd) out.push('#EXT-X-DISCONTINUITY');
     if (lastKey) { out.push(keyLine(undefined, base)); lastKey = undefined; }
     if (e.ad.mapUri && lastMap !== e.ad.mapUri) { out.push(`#EXT-X-MAP:URI="${e.ad.mapUri}"`); lastMap = e.ad.mapUri; }
-    const startMs = b.avail.startPdtMs;
+    const startMs = b.avail.startPdtMs === undefined ? undefined : b.avail.startPdtMs + (b.avail.insert ? shiftMs : 0);
     if (startMs !== undefined && (e.firstOfAd || first)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(startMs + e.offset * 1000)}`);
     if (e.firstOfAd && !e.ad.slate && startMs !== undefined) {
       out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="com.engine.ad",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},X-AD-ID="${e.ad.id}"`);
@@ -267,7 +296,9 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
       out.push(`#EXT-X-MAP:URI="${resolveUri(base, seg.map.uri)}"${seg.map.byteRange ? `,BYTERANGE="${seg.map.byteRange}"` : ''}`);
       lastMap = seg.map;
     }
-    if (seg.programDateTime !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${seg.programDateTime}`);
+    if (shiftMs && seg.pdtMs !== undefined) {
+      if (seg.programDateTime !== undefined || first || afterBreak || seg.discontinuity) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
+    } else if (seg.programDateTime !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${seg.programDateTime}`);
     else if (seg.pdtMs !== undefined && (first || afterBreak || seg.discontinuity)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs)}`);
     if (seg.gap) out.push('#EXT-X-GAP');
     const range = ranges.get(seg);
@@ -276,8 +307,27 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     first = false;
   };
 
+  let nextInsert = 0;
+  /** Emits the insertions placed before content sequence `s` (all the rest when undefined); true when any was. */
+  const emitInserts = (s: number | undefined): boolean => {
+    let any = false;
+    for (; nextInsert < inserts.length; nextInsert++) {
+      const b = inserts[nextInsert]!;
+      if (s !== undefined && b.avail.startSegmentIndex > s) break;
+      for (const e of b.entries) emitAd(b, e);
+      // By the ads' own lengths, not this track's segment sums (AAC framing differs by track): every track moves alike.
+      shiftMs += Math.round(b.avail.ads.reduce((t, a) => t + a.duration, 0) * 1000);
+      any = true;
+    }
+    return any;
+  };
+
   for (const seg of segs) {
     const s = seg.mediaSequence;
+    if (inserts.length && emitInserts(s)) {
+      emitContent(seg, true, true);
+      continue;
+    }
     const b = inBreak(s);
     if (!b) {
       const inRegion = breaks.some((x) => x.avail.endSegmentIndex === s);
@@ -287,12 +337,13 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     carried.push(...seg.tags.filter((t) => t.name === 'EXT-X-DATERANGE'));
     for (const e of b.bySlot.get(s) ?? []) emitAd(b, e);
   }
+  if (inserts.length) emitInserts(undefined); // post-rolls
   const trailingStrip = breaks.some((b) => b.avail.endSegmentIndex === undefined || b.avail.endSegmentIndex >= (segs[segs.length - 1]?.mediaSequence ?? 0));
   pushTags([...carried, ...pl.trailingTags], trailingStrip);
   if (pl.endList) out.push('#EXT-X-ENDLIST');
 
   return {
     text: out.join('\n') + '\n', mediaSequence, discontinuitySequence, targetDuration,
-    observed: breaks.map((b) => ({ availId: b.avail.id, absorbedDiscontinuities: [...b.absorbed].sort((x, y) => x - y) })),
+    observed: [...breaks, ...inserts].map((b) => ({ availId: b.avail.id, absorbedDiscontinuities: [...b.absorbed].sort((x, y) => x - y) })),
   };
 }

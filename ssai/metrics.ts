@@ -15,6 +15,11 @@ export interface SsaiMetrics {
   originFetches: Counter;
   creativesSkipped: Counter<'reason'>;
   beacons: Counter<'result'>;
+  /** malformed cues ignored (issue 19 point 3), once per origin fetch */
+  cueErrors: Counter<'reason'>;
+  /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
+  decisionsEarly: Counter;
+  decisionsLate: Counter;
 }
 
 export function createSsaiMetrics(registry: Registry): SsaiMetrics {
@@ -40,6 +45,9 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     originErrors: new Counter({ name: 'ssai_origin_errors_total', help: 'Origin playlist fetches that failed, by reason', labelNames: ['reason'] as const, registers: [registry] }),
     originFetches: new Counter({ name: 'ssai_origin_fetches_total', help: 'Origin playlist requests actually sent (after coalescing)', registers: [registry] }),
     creativesSkipped: new Counter({ name: 'ssai_creatives_skipped_total', help: 'Ads left out of an avail, by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    cueErrors: new Counter({ name: 'ssai_cue_errors_total', help: 'Malformed ad cues ignored in origin playlists (once per fetch), by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    decisionsEarly: new Counter({ name: 'ssai_decisions_early_total', help: 'Ad decisions made ahead of their break, spread over its announcement lead', registers: [registry] }),
+    decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }

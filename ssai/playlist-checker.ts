@@ -4,7 +4,7 @@ import { parseAttributes, scanMediaPlaylist, type MediaPlaylist, type MediaSegme
 
 export type FindingRule =
   | 'NOT_HLS' | 'MISSING_EXTM3U' | 'MISSING_TARGETDURATION' | 'SEGMENT_OVER_TARGET' | 'EXTINF_WITHOUT_URI' | 'URI_WITHOUT_EXTINF'
-  | 'DATERANGE_WITHOUT_PDT' | 'DATERANGE_INCOMPLETE' | 'NO_SEGMENTS'
+  | 'DATERANGE_WITHOUT_PDT' | 'DATERANGE_INCOMPLETE' | 'NO_SEGMENTS' | 'TS_SEGMENT_UNDER_MAP' | 'SEGMENT_WITHOUT_AUDIO'
   | 'MEDIA_SEQUENCE_DECREASED' | 'MEDIA_SEQUENCE_MISMATCH' | 'DISCONTINUITY_SEQUENCE_DECREASED' | 'DISCONTINUITY_SEQUENCE_MISMATCH' | 'DISCONTINUITY_NOT_BUMPED'
   | 'TARGETDURATION_CHANGED' | 'ENDLIST_REMOVED' | 'ENDED_PLAYLIST_CHANGED' | 'EVENT_SEGMENTS_REMOVED' | 'SEGMENT_CHANGED';
 export type Finding = { rule: FindingRule; severity: 'error' | 'warning'; message: string; line: number };
@@ -41,6 +41,12 @@ export function checkMediaPlaylist(text: string): Finding[] {
       if (Math.round(s.duration) > playlist.targetDuration) {
         findings.push(err('SEGMENT_OVER_TARGET', `segment of ${s.duration}s rounds above the target duration ${playlist.targetDuration}s (RFC 8216 §4.3.3.1)`, s.line - 1));
       }
+    }
+  }
+  for (const s of playlist.segments) {
+    // HLS cannot unset a map: a TS segment after any EXT-X-MAP is parsed with that init segment (issue 19 point 1).
+    if (s.map && /\.ts$/i.test(s.uri.split(/[?#]/, 1)[0] ?? '')) {
+      findings.push(err('TS_SEGMENT_UNDER_MAP', `MPEG-TS segment ${s.uri} under EXT-X-MAP ${s.map.uri}: players parse it with that fMP4 init segment (RFC 8216 §4.3.2.5)`, s.line));
     }
   }
   if (!playlist.segments.length && !playlist.endList) findings.push({ rule: 'NO_SEGMENTS', severity: 'warning', message: 'a live playlist without segments', line: 0 });

@@ -122,6 +122,19 @@ export function resolveUri(base: string, ref: string): string {
 
 type Line = { text: string; no: number };
 
+// Bounds of the numbers the proxy computes with (issue 19 point 3): beyond them a value is garbage, read as 0 / absent,
+// so that no later arithmetic loops, overflows a Date or loses integer precision.
+const MAX_SEGMENT_SECONDS = 86_400;
+const MAX_PDT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** A decimal-integer (RFC 8216 §4.2) in [0, max]; 0 for anything else (negative, garbage, too large). */
+function count(v: string, max: number): number {
+  const t = v.trim();
+  if (!/^\d{1,16}$/.test(t)) return 0;
+  const n = Number(t);
+  return n <= max ? n : 0;
+}
+
 /** Splits into trimmed non-empty lines; tolerates CRLF and a BOM. */
 function* lines(text: string): Generator<Line> {
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
@@ -183,7 +196,7 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
       if (!pl.segments.length) { seq = pl.mediaSequence; dseq = pl.discontinuitySequence; }
       if (discontinuity) dseq++; // the tag counts for its own segment, as in hls.js (RFC 8216 §6.2.2)
       let pdtMs: number | undefined;
-      if (pdt !== undefined) { const ms = Date.parse(pdt); if (!Number.isNaN(ms)) pdtMs = ms; }
+      if (pdt !== undefined) { const ms = Date.parse(pdt); if (ms >= 0 && ms <= MAX_PDT_MS) pdtMs = ms; }
       else if (lastPdtMs !== undefined && !discontinuity) pdtMs = lastPdtMs;
       const seg: MediaSegment = { uri: t, duration, title, mediaSequence: seq++, discontinuitySequence: dseq, discontinuity, tags: pending, gap, line: no };
       if (byteRange !== undefined) seg.byteRange = byteRange;
@@ -203,13 +216,13 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
       case 'EXTINF': {
         const c = tag.value.indexOf(',');
         const d = Number.parseFloat(c < 0 ? tag.value : tag.value.slice(0, c));
-        duration = Number.isFinite(d) && d >= 0 ? d : 0;
+        duration = d >= 0 && d <= MAX_SEGMENT_SECONDS ? d : 0;
         title = c < 0 ? '' : tag.value.slice(c + 1);
         break;
       }
-      case 'EXT-X-TARGETDURATION': pl.targetDuration = Number.parseInt(tag.value, 10) || 0; pl.hasTargetDuration = true; break;
-      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = Number.parseInt(tag.value, 10) || 0; break;
-      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = Number.parseInt(tag.value, 10) || 0; break;
+      case 'EXT-X-TARGETDURATION': pl.targetDuration = count(tag.value, MAX_SEGMENT_SECONDS); pl.hasTargetDuration = true; break;
+      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
+      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
       case 'EXT-X-PLAYLIST-TYPE': pl.playlistType = tag.value; break;
       case 'EXT-X-VERSION': pl.version = Number.parseInt(tag.value, 10) || undefined; break;
       case 'EXT-X-ENDLIST': pl.endList = true; break;

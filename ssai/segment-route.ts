@@ -64,13 +64,22 @@ export class SegmentRoutes {
     if ('kind' in hot) return fail(hot);
     const records = await this.sessions.records(sid);
     mergeRecords(hot, records);
+    // VOD insertions move everything after them: a break's place on the stitched timeline counts the ads inserted
+    // before it (issue 19 point 2).
+    const insertedBefore = (r: AvailRecord): number => records.reduce((t, x) => (x.insert && x !== r
+      && (x.startSegmentIndex < r.startSegmentIndex || (x.startSegmentIndex === r.startSegmentIndex && x.index < r.index))
+      ? t + x.ads.reduce((d, a) => d + a.duration, 0) : t), 0);
     return json(200, {
       sessionId: sid,
       avails: records.map((r) => {
         let offset = 0;
+        const shift = insertedBefore(r);
+        const startMs = r.startPdtMs === undefined ? undefined : r.startPdtMs + shift * 1000;
         return {
           availId: r.id, index: r.index, duration: r.duration,
-          ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs).toISOString() } : {}),
+          ...(startMs !== undefined ? { startTime: new Date(startMs).toISOString() } : {}),
+          ...(r.contentOffsetSeconds !== undefined ? { timelineOffsetSeconds: Math.round((r.contentOffsetSeconds + shift) * 1000) / 1000 } : {}),
+          ...(r.insert ? { insert: true } : {}),
           startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
           ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
           ads: r.ads.map((a) => {
@@ -80,7 +89,7 @@ export class SegmentRoutes {
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: a.tracking[event],
             }));
-            return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(r.startPdtMs !== undefined ? { startTime: new Date(r.startPdtMs + start * 1000).toISOString() } : {}), trackingEvents: events };
+            return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
       }),

@@ -8,7 +8,9 @@ import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
 import { keys, type AdPlanner, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
 import { placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
+import { ContentShapes, referenceVideo, type ContentShape } from './content-shape.js';
 import { findAvails, type Avail } from './cue-finder.js';
+import { DecisionScheduler } from './decision-scheduler.js';
 import { ssaiError, type SsaiError } from './errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
@@ -30,6 +32,8 @@ export interface SsaiServerDeps {
   logger: Logger;
   now: () => number;
   sessionTtlMs: number;
+  /** how long a playlist waits for the ad decision of a break in its window before it plays slate (default: unbounded) */
+  decisionDeadlineMs?: number;
 }
 
 const EMPTY_VTT = 'WEBVTT\n\n';
@@ -70,17 +74,37 @@ function splitQuery(raw: string): { playerParams: Record<string, string>; sessio
 }
 
 /** Stands for the session id in a playlist stitched for every session with the same ads (never in HLS text). */
-const SID_PLACEHOLDER = '\u0000sid\u0000';
+const MARK = '\u0000\u0001';
+const SID_PLACEHOLDER = `${MARK}sid${MARK}`;
+/** Stands for the ad id of the k-th ad of the stitched breaks (the DATERANGE's X-AD-ID), personal to each viewer. */
+const adPlaceholder = (k: number): string => `${MARK}${k}${MARK}`;
+
+/**
+ * A stitched playlist shared by every session with the same breaks and creatives (issue 19 point 4: no re-render per
+ * viewer): its text split at the placeholders, odd parts naming what goes there ('sid' or the index of an ad id).
+ */
+function render(parts: string[], sid: string, adIds: string[]): string {
+  let out = parts[0] ?? '';
+  for (let i = 1; i < parts.length; i += 2) {
+    const token = parts[i]!;
+    // An ad id comes from the ad server: nothing in it may end the quoted attribute or the line.
+    out += (token === 'sid' ? sid : (adIds[Number(token)] ?? '').replace(/["\r\n\u0000]/g, '')) + (parts[i + 1] ?? '');
+  }
+  return out;
+}
 const MAX_SHARED_STITCHES = 512;
 type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }> };
 
 /** A scanned origin media playlist and its avails: computed once per origin fetch, shared by every session. */
 type ParsedMedia = { playlist: MediaPlaylist; avails: Avail[]; error?: undefined } | { playlist?: undefined; avails?: undefined; error: string };
-function parsedMedia(result: OriginOk): ParsedMedia {
+function parsedMedia(result: OriginOk, metrics?: SsaiMetrics): ParsedMedia {
   return derive(result, 'media', (text): ParsedMedia => {
     const scanned = scanMediaPlaylist(text);
     if (!scanned.playlist) return { error: scanned.error.message };
-    return { playlist: scanned.playlist, avails: findAvails(scanned.playlist).avails };
+    const found = findAvails(scanned.playlist);
+    // Malformed cues are ignored (the content plays) and counted once per origin fetch (issue 19 point 3).
+    for (const w of found.warnings) metrics?.cueErrors.inc({ reason: w.reason });
+    return { playlist: scanned.playlist, avails: found.avails };
   });
 }
 
@@ -89,18 +113,50 @@ function rungsOf(scanned: MultivariantPlaylist | undefined): Rung[] {
   return scanned.variants.map((v) => {
     const [w, h] = (v.resolution ?? '').split('x').map((x) => Number.parseInt(x, 10));
     const fr = Number.parseFloat(v.attrs['FRAME-RATE'] ?? '');
-    return { width: w || 0, height: h || 0, bandwidth: v.bandwidth, ...(Number.isFinite(fr) ? { frameRate: fr } : {}) };
+    return { width: w || 0, height: h || 0, bandwidth: v.bandwidth, ...(Number.isFinite(fr) ? { frameRate: fr } : {}),
+      ...(v.attrs.CODECS ? { codecs: v.attrs.CODECS } : {}) };
   });
+}
+
+/**
+ * The rest of a playback path is appended to the origin's URL: a dot segment, an encoded slash or a control character
+ * would address another file of the origin (or fail there as a 502), so it is refused as 400 here (issue 20).
+ */
+export function playbackPathIsClean(segments: readonly string[]): boolean {
+  for (const segment of segments) {
+    if (segment === '.' || segment === '..') return false;
+    if (!segment.includes('%')) continue;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return false;
+    }
+    if (decoded === '.' || decoded === '..' || /[/\\\u0000-\u001f\u007f]/.test(decoded)) return false;
+  }
+  return true;
 }
 
 export class SsaiServer {
   private readonly sessions: HotSessions;
   private readonly ads: SegmentRoutes;
+  private readonly shapes: ContentShapes;
+  private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
 
   constructor(private readonly deps: SsaiServerDeps) {
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
+    this.decisions = new DecisionScheduler({
+      planner: deps.planner, metrics: deps.metrics, now: deps.now,
+      ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
+    });
+    this.shapes = new ContentShapes({
+      playlist: async (uri) => {
+        const got = await deps.origin.fetch(uri);
+        return got.ok ? parsedMedia(got, deps.metrics).playlist : undefined;
+      },
+    });
   }
 
   /** The part's rawHandler: takes only /v1/ paths. */
@@ -129,6 +185,7 @@ export class SsaiServer {
     let reply: Reply;
     try {
       if (req.method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
+      else if (!playbackPathIsClean(segments)) reply = fail(ssaiError('BAD_PLAYBACK_PATH', 'a path segment is . or .., holds an encoded slash or a control character, or is not valid percent-encoding'));
       else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
         reply = await this.master(segments[3] ?? '', segments.slice(4).join('/'), query, undefined);
       } else if (kind === 'session' && req.method === 'POST') {
@@ -212,7 +269,7 @@ export class SsaiServer {
       variants = rewritten.entries;
     } else {
       // A media playlist given as the entry point: the session has that one track.
-      const media = parsedMedia(fetched);
+      const media = parsedMedia(fetched, this.deps.metrics);
       if (!media.playlist) return ssaiError('ORIGIN_NOT_HLS', media.error);
       variants = [{ n: 0, kind: 'video', uri: origin }];
       text = `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n${base}/0.m3u8\n`;
@@ -260,7 +317,7 @@ export class SsaiServer {
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
     const fetched = await this.deps.origin.fetch(entry.uri);
     if (!fetched.ok) return fail(fetched.error);
-    const parsed = parsedMedia(fetched);
+    const parsed = parsedMedia(fetched, this.deps.metrics);
     if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
     const pl = parsed.playlist;
     if (config.type === 'broker' && !pl.endList) {
@@ -272,14 +329,14 @@ export class SsaiServer {
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
     const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
-    await this.decideNew(hot, config.adServer, found, target);
+    await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
       const ref = session.variants.find((v) => v.kind === 'video');
       const refFetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
-      const refParsed = refFetched?.ok ? parsedMedia(refFetched) : undefined;
-      if (refParsed?.playlist) await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target);
+      const refParsed = refFetched?.ok ? parsedMedia(refFetched, this.deps.metrics) : undefined;
+      if (refParsed?.playlist) await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist);
     }
     const records = hot.records;
     const observedKey = keys.observed(sid, n);
@@ -287,30 +344,33 @@ export class SsaiServer {
     const observed = records.some((r) => r.ads.length) ? (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {} : {};
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
+    const adIds: string[] = [];
     for (const record of records) {
       const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
       if (!placed) continue;
       avails.push(placed);
-      signature += `|${placed.id},${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
-      for (const ad of record.ads) signature += `,${ad.adId}/${ad.creativeKey}/${ad.duration}/${ad.slate ? 1 : 0}`;
+      signature += `|${placed.id},${placed.insert ? 'i' : ''}${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
+      // The ad ids are the viewer's own: placeholders in the shared text, so sessions with the same creatives share it.
+      placed.ads.forEach((ad, i) => { adIds.push(ad.id); ad.id = adPlaceholder(adIds.length - 1); const r = record.ads[i]; if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : 0}`; });
     }
-    // Sessions given the same ads get the same playlist but for their session id: stitched once per origin refresh
-    // with a placeholder, then joined around each session's id (bounded: distinct decisions beyond the bound stitch
-    // on their own).
-    const stitch = (forSid: string) => stitchMediaPlaylist(pl, {
+    // Sessions given the same creatives get the same playlist but for their session id and ad ids: stitched once per
+    // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
+    // the bound stitch on their own).
+    const stitch = () => stitchMediaPlaylist(pl, {
       originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target,
       // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
       makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
-        : `/v1/segment/${guid}/${forSid}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
+        : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
     });
     const memoKey = `stitched ${signature}`;
     let shared = fetched.memo.get(memoKey) as SharedStitch | undefined;
     if (!shared && fetched.memo.size < MAX_SHARED_STITCHES) {
-      const r = stitch(SID_PLACEHOLDER);
-      shared = { parts: r.text.split(SID_PLACEHOLDER), observed: r.observed };
+      const r = stitch();
+      shared = { parts: r.text.split(MARK), observed: r.observed };
       fetched.memo.set(memoKey, shared);
     }
-    const result = shared ? { text: shared.parts.join(sid), observed: shared.observed } : stitch(sid);
+    const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed }; })();
+    const result = { text: render(own.parts, sid, adIds), observed: own.observed };
     let next: Record<string, number[]> | undefined;
     for (const o of result.observed) {
       const before = observed[o.availId] ?? [];
@@ -329,18 +389,34 @@ export class SsaiServer {
    * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
    * instance may have made it).
    */
-  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number): Promise<void> {
+  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist): Promise<void> {
     let refreshed = false;
+    let shape: ContentShape | undefined;
+    const sid = hot.session.id;
+    const last = pl.segments[pl.segments.length - 1];
     for (const avail of found) {
-      if (isKnown(hot.records, avail, target)) continue;
+      if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
       if (!refreshed) {
         refreshed = true;
-        mergeRecords(hot, await this.sessions.records(hot.session.id));
+        mergeRecords(hot, await this.sessions.records(sid));
         if (isKnown(hot.records, avail, target)) continue;
       }
-      const decided = await this.deps.planner.recordFor(hot.session, adServer, avail, target);
+      // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
+      shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
+      const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
+      if (last && avail.startSegmentIndex > last.mediaSequence) {
+        // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
+        const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
+        const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
+          : (avail.startSegmentIndex - last.mediaSequence - 1) * (avail.slotDuration || target) * 1000;
+        this.decisions.ahead(task, leadMs, (decided) => {
+          void this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)).then((r) => mergeRecords(hot, [r ?? decided]), () => undefined);
+        });
+        continue;
+      }
+      const decided = await this.decisions.inWindow(task);
       // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(hot.session.id, decided.id))) ?? decided]);
+      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
     }
   }
 }

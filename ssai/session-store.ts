@@ -43,7 +43,9 @@ export function frozenCopy(value: unknown): unknown {
  * their JSON text: a bounded table, cleared when full, like the strings'.
  */
 const SHARED_MAX = 5_000;
-const SHARED_MAX_JSON = 2048;
+// Small values only: with personalised ads most records' parts are unique to a viewer, and a large unique value would
+// be held twice (its JSON key beside it) until the table clears (issue 19 point 4, memory per viewer).
+const SHARED_MAX_JSON = 256;
 const sharedValues = new Map<string, unknown>();
 
 function freezeInterned(value: unknown, top = true): unknown {
@@ -135,21 +137,25 @@ export class MemorySessionStore implements SessionStore {
 export class RedisSessionStore implements SessionStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = 'ssai:') {
+  /** onRoundTrip: called once per request to Redis (a MULTI counts once), for the ssai_redis_round_trips_total metric */
+  constructor(url: string, private readonly prefix = 'ssai:', private readonly onRoundTrip: () => void = () => undefined) {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
     this.redis.on('error', () => undefined); // surfaced per command; a background reconnect must not crash the process
   }
 
   async get<T>(key: string): Promise<T | undefined> {
+    this.onRoundTrip();
     const v = await this.redis.get(this.prefix + key);
     return v === null ? undefined : (JSON.parse(v) as T);
   }
 
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {
+    this.onRoundTrip();
     await this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }> {
+    this.onRoundTrip();
     const ok = await this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
     if (ok === 'OK') return { value, created: true };
     const existing = await this.get<T>(key);
@@ -157,10 +163,12 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {
+    this.onRoundTrip();
     await this.redis.multi().rpush(this.prefix + key, value).pexpire(this.prefix + key, Math.max(1, Math.round(ttlMs))).exec();
   }
 
   async list(key: string): Promise<string[]> {
+    this.onRoundTrip();
     return this.redis.lrange(this.prefix + key, 0, -1);
   }
 
@@ -169,6 +177,6 @@ export class RedisSessionStore implements SessionStore {
   }
 }
 
-export function createSessionStore(redisUrl: string | undefined, prefix?: string): SessionStore {
-  return redisUrl ? new RedisSessionStore(redisUrl, prefix) : new MemorySessionStore();
+export function createSessionStore(redisUrl: string | undefined, prefix?: string, onRoundTrip?: () => void): SessionStore {
+  return redisUrl ? new RedisSessionStore(redisUrl, prefix, onRoundTrip) : new MemorySessionStore();
 }

@@ -6,6 +6,7 @@ import { VASTClient } from '@dailymotion/vast-client';
 import { createRequire } from 'node:module';
 import { request } from 'undici';
 import type { SpliceInfo } from './scte35.js';
+import { inlineLinearAds } from './vast-inline.js';
 
 export type MediaFileInfo = { url: string; type: string; width: number; height: number; bitrate: number };
 export type TrackingEvents = {
@@ -41,6 +42,8 @@ export type VastDecisionOptions = {
   maxBodyBytes?: number;
   random?: () => number;
   now?: () => number;
+  /** read inline VAST answers with the cheap path of vast-inline.ts (default true; false: always the full client) */
+  inlineFastPath?: boolean;
 };
 
 /** Flat `[scte.<field>]` values of a decoded cue, named after the SCTE 35 syntax elements. */
@@ -178,8 +181,10 @@ export class VastDecisionClient implements AdDecisionClient {
   private readonly maxBytes: number;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly fastPath: boolean;
 
   constructor(opts: VastDecisionOptions = {}) {
+    this.fastPath = opts.inlineFastPath ?? true;
     this.budgetMs = opts.budgetMs ?? 3000;
     this.depth = opts.maxWrapperDepth ?? 5;
     this.maxBytes = opts.maxBodyBytes ?? 1024 * 1024;
@@ -198,6 +203,9 @@ export class VastDecisionClient implements AdDecisionClient {
   /** Parses a VAST or VMAP document already in hand (VMAP: the first break with VAST data or an ad tag). */
   async fromText(text: string, url: string, deadline = this.now() + this.budgetMs): Promise<AdDecisionResult> {
     if (!text.trim()) return { ok: false, error: { reason: 'empty', message: 'empty response' } };
+    // The common answer, an inline VAST with linear ads, skips the DOM and the full client (issue 19 point 4).
+    const fast = this.fastPath ? inlineLinearAds(text) : undefined;
+    if (fast?.length) return { ok: true, ads: fast };
     const doc = parseXml(text);
     if (!doc) return { ok: false, error: { reason: 'malformed', message: 'response is not well-formed XML' } };
     const rootName = doc.documentElement?.localName ?? '';

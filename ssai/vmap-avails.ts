@@ -1,8 +1,7 @@
 // VOD avails from VMAP (issue 5 "Playback": "VOD origins (ENDLIST) take avails from cues too, and from a VMAP response
 // when the ad server returns one"). Each AdBreak's timeOffset (start, end, HH:MM:SS(.mmm), n%) is placed on the nearest
-// segment boundary of the ENDLIST playlist. The stitcher replaces content (it does not shift it), so a break here
-// replaces the content from its offset for as long as its ads last, bounded by the next break (or the end): the ads
-// are picked to fit that room, no slate fills it (a VMAP break has no planned length), the content resumes after them.
+// segment boundary of the ENDLIST playlist, and its ads are inserted there (issue 19 point 2, as the managed services
+// do): every content segment stays and the stitched duration grows by the ads. A post-roll goes after the last segment.
 import { request } from 'undici';
 import type { Avail } from './cue-finder.js';
 import type { MediaPlaylist } from './playlist-scanner.js';
@@ -46,10 +45,11 @@ function nominal(pl: MediaPlaylist): number {
 }
 
 /**
- * The avails of an ENDLIST playlist from VMAP breaks, in time order, one per segment boundary. Post-rolls (an offset
- * at the very end) and breaks past the content have no content to replace: they are reported, not placed.
+ * The avails of an ENDLIST playlist from VMAP breaks, in time order, one per segment boundary (the end of the content
+ * is the post-roll's boundary). Each is an insertion: endSegmentIndex = startSegmentIndex, no content replaced; its
+ * duration is 0 until the planner knows the ads.
  */
-export function availsFromVmap(pl: MediaPlaylist, breaks: readonly VmapBreak[], opts: { maxBreakSeconds?: number } = {}): { avails: VmapAvail[]; warnings: VmapAvailWarning[] } {
+export function availsFromVmap(pl: MediaPlaylist, breaks: readonly VmapBreak[]): { avails: VmapAvail[]; warnings: VmapAvailWarning[] } {
   const warnings: VmapAvailWarning[] = [];
   const avails: VmapAvail[] = [];
   if (!pl.endList || !pl.segments.length) return { avails, warnings };
@@ -64,34 +64,30 @@ export function availsFromVmap(pl: MediaPlaylist, breaks: readonly VmapBreak[], 
     const offset = parseTimeOffset(b.timeOffset);
     if (!offset) { warn('timeOffset is not start, end, HH:MM:SS(.mmm) or n%'); return; }
     const at = offsetSeconds(offset, total);
-    // nearest segment boundary
+    if (at > total + slot / 2) { warn('after the end of the content'); return; }
+    // nearest segment boundary; the end of the content (index = segment count) is the post-roll's
+    const bounds = [...starts, total];
     let index = 0;
-    for (let k = 1; k < starts.length; k++) if (Math.abs(starts[k]! - at) < Math.abs(starts[index]! - at)) index = k;
-    if (offset.kind === 'end' || at >= total - slot / 2) { warn('post-roll: no content left to replace'); return; }
+    for (let k = 1; k < bounds.length; k++) if (Math.abs(bounds[k]! - at) < Math.abs(bounds[index]! - at)) index = k;
+    if (offset.kind === 'end') index = starts.length;
     if (taken.has(index)) { warn(`another break already starts at segment ${index}`); return; }
     taken.add(index);
-    const seg = pl.segments[index]!;
+    const seg = pl.segments[index];
+    const last = pl.segments[pl.segments.length - 1]!;
+    const sequence = seg ? seg.mediaSequence : last.mediaSequence + 1;
     const avail: VmapAvail = {
       id: `${VMAP_AVAIL_PREFIX}${breakId}`, breakId, offset,
-      startSegmentIndex: seg.mediaSequence, startVisible: true,
-      // VMAP gives no break length: the room up to the next break (or the end) bounds the ads, set below
+      startSegmentIndex: sequence, endSegmentIndex: sequence, startVisible: true,
+      // VMAP gives no break length: the break lasts as long as its ads (set by the planner)
       duration: 0, durationFromCue: false, open: false,
       // VMAP has no cue tag: the kind names the closest cue semantics (a CUE-OUT without a duration)
-      kind: 'cue-out', slotDuration: slot,
+      kind: 'cue-out', slotDuration: slot, insert: true, contentOffsetSeconds: Math.round(bounds[index]! * 1000) / 1000,
     };
-    if (seg.pdtMs !== undefined) avail.startPdtMs = seg.pdtMs;
+    const pdt = seg ? seg.pdtMs : last.pdtMs !== undefined ? last.pdtMs + last.duration * 1000 : undefined;
+    if (pdt !== undefined) avail.startPdtMs = pdt;
     avails.push(avail);
   });
   avails.sort((a, b) => a.startSegmentIndex - b.startSegmentIndex);
-  // Each break may replace the content up to the next break or the end, and no more (opts.maxBreakSeconds at most).
-  const first = pl.segments[0]!.mediaSequence;
-  const end = first + pl.segments.length;
-  avails.forEach((a, i) => {
-    const next = avails[i + 1]?.startSegmentIndex ?? end;
-    const room = (starts[next - first] ?? total) - (starts[a.startSegmentIndex - first] ?? 0);
-    a.endSegmentIndex = next;
-    a.duration = Math.round(Math.min(room, opts.maxBreakSeconds ?? Infinity) * 1000) / 1000;
-  });
   return { avails, warnings };
 }
 

@@ -1,5 +1,7 @@
-// Ad creatives and slates as HLS renditions matching a content ladder (codec, sizes, bitrates, frame rate, audio rate,
-// segment duration), so the SSAI proxy can stitch them without decoder surprises. Cached on disk by creative id + URL.
+// Ad creatives and slates as HLS renditions in the shape of the content they replace (issue 19 point 1): its container
+// (MPEG-TS or fMP4 segments), muxed or demuxed audio, H.264 profile/level, sizes, bitrates, frame rate, audio rate and
+// channels, segment duration; so the SSAI proxy can stitch them without decoder surprises. Cached on disk by creative
+// id + URL + shape.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile, access } from 'node:fs/promises';
@@ -10,11 +12,23 @@ import type { Logger } from 'pino';
 import { Agent, interceptors, request } from 'undici';
 import { failure, type VodResult } from './errors.js';
 import { ffmpegOnce } from './ffmpeg-runner.js';
-import type { Ladder } from './ladder.js';
+import type { Ladder, Rung } from './ladder.js';
 import { probeMedia } from './probe.js';
 
-/** The content's ladder: what every creative rendition must match (same shape as the encoder's Ladder). */
-export type TargetLadder = Ladder;
+export type H264Profile = 'baseline' | 'main' | 'high';
+/** A content rendition: its size and bitrate, and the H.264 profile and level its CODECS names (default High, level auto). */
+export type TargetRung = Rung & { profile?: H264Profile; level?: string };
+/**
+ * The content's ladder and shape: what every creative rendition must match (the encoder's Ladder plus the container
+ * and audio layout). Absent fields mean the encoder's own output: fMP4 segments, demuxed audio, High profile.
+ */
+export type TargetLadder = Omit<Ladder, 'rungs'> & {
+  rungs: TargetRung[];
+  /** segment container of the content: MPEG-TS segments, or fMP4 behind an EXT-X-MAP (default) */
+  container?: 'ts' | 'fmp4';
+  /** audio muxed into each video segment (content without a separate audio rendition) */
+  muxedAudio?: boolean;
+};
 
 export interface PreparedSegment {
   /** Relative to the creative's `dir`, POSIX separators. */
@@ -45,8 +59,12 @@ export interface PreparedCreative {
   /** Exact video duration: frames / frame rate. */
   durationSec: number;
   renditions: PreparedRendition[];
-  /** The demuxed audio rendition (GROUP-ID "aud") every video rendition points at. */
-  audioOnly: PreparedAudio;
+  /** The demuxed audio rendition (GROUP-ID "aud") every video rendition points at; absent when the audio is muxed. */
+  audioOnly?: PreparedAudio;
+  /** MPEG-TS or fMP4 segments (absent in results cached before issue 19: fMP4). */
+  container?: 'ts' | 'fmp4';
+  /** the audio is in every video rendition's segments */
+  muxedAudio?: boolean;
   /** True when served from the cache without running ffmpeg. */
   cached: boolean;
 }
@@ -68,7 +86,7 @@ const inFlight = new Map<string, Promise<VodResult<PreparedCreative>>>();
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const exists = (f: string): Promise<boolean> => access(f).then(() => true, () => false);
 
-/** Cache key: creative id + media file URL hash + ladder hash (one creative may serve several content ladders). */
+/** Cache key: creative id + media file URL hash + ladder hash, its shape included (one creative serves several contents). */
 export function creativeKey(creativeId: string, mediaFileUrl: string, ladder: TargetLadder): string {
   const id = creativeId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'creative';
   return `${id}-${sha(mediaFileUrl).slice(0, 16)}-${sha(JSON.stringify(ladder)).slice(0, 8)}`;
@@ -138,17 +156,27 @@ async function transcode(input: TranscodeInput, ladder: TargetLadder, dir: strin
       + `pad=${r.width}:${r.height}:(ow-iw)/2:(oh-ih)/2,setsar=1,format=yuv420p[v${i}]`),
     // apad then atrim to the exact sample count of the video's frames: audio and video end together.
     `[${input.audioInput}]aresample=${ladder.audioSampleRate},apad,atrim=end_sample=${samples},asetpts=PTS-STARTPTS[aout]`,
-  ].join(';');
-  const args = [...input.inputArgs, '-v', 'error', '-filter_complex', filter];
+  ];
+  const muxed = ladder.muxedAudio === true;
+  const ts = ladder.container === 'ts';
+  // Muxed: one copy of the audio per video rendition, each in that rendition's segments.
+  if (muxed) filter.push(`[aout]asplit=${n}${ladder.rungs.map((_, i) => `[a${i}]`).join('')}`);
+  const args = [...input.inputArgs, '-v', 'error', '-filter_complex', filter.join(';')];
   ladder.rungs.forEach((r, i) => args.push('-map', `[v${i}]`, `-b:v:${i}`, String(r.videoBitrate),
-    `-maxrate:v:${i}`, String(r.maxrate), `-bufsize:v:${i}`, String(r.bufsize)));
-  const streamMap = [...ladder.rungs.map((_, i) => `v:${i},agroup:aud,name:v${i}`), 'a:0,agroup:aud,name:audio'].join(' ');
-  args.push('-map', '[aout]', '-c:v', 'libx264', '-preset', preset, '-profile:v', 'high', '-r', String(fps),
+    `-maxrate:v:${i}`, String(r.maxrate), `-bufsize:v:${i}`, String(r.bufsize), `-profile:v:${i}`, r.profile ?? 'high',
+    ...(r.level ? [`-level:v:${i}`, r.level] : [])));
+  if (muxed) ladder.rungs.forEach((_, i) => args.push('-map', `[a${i}]`));
+  else args.push('-map', '[aout]');
+  const streamMap = muxed
+    ? ladder.rungs.map((_, i) => `v:${i},a:${i},name:v${i}`).join(' ')
+    : [...ladder.rungs.map((_, i) => `v:${i},agroup:aud,name:v${i}`), 'a:0,agroup:aud,name:audio'].join(' ');
+  args.push('-c:v', 'libx264', '-preset', preset, '-r', String(fps),
     '-force_key_frames', `expr:gte(t,n_forced*${ladder.segmentDurationSec})`, '-sc_threshold', '0',
     '-c:a', 'aac', '-b:a', String(ladder.audioBitrate), '-ar', String(ladder.audioSampleRate), '-ac', String(ladder.audioChannels),
-    '-f', 'hls', '-hls_time', String(ladder.segmentDurationSec), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4',
-    '-hls_flags', 'independent_segments', '-master_pl_name', 'master.m3u8', '-hls_fmp4_init_filename', 'init.mp4',
-    '-hls_segment_filename', path.join(dir, '%v', 'seg_%03d.m4s'), '-var_stream_map', streamMap, path.join(dir, '%v', 'index.m3u8'));
+    '-f', 'hls', '-hls_time', String(ladder.segmentDurationSec), '-hls_playlist_type', 'vod',
+    ...(ts ? ['-hls_segment_type', 'mpegts'] : ['-hls_segment_type', 'fmp4', '-hls_fmp4_init_filename', 'init.mp4']),
+    '-hls_flags', 'independent_segments', '-master_pl_name', 'master.m3u8',
+    '-hls_segment_filename', path.join(dir, '%v', ts ? 'seg_%03d.ts' : 'seg_%03d.m4s'), '-var_stream_map', streamMap, path.join(dir, '%v', 'index.m3u8'));
   return ffmpegOnce(args, 'VOD_CREATIVE_TRANSCODE_FAILED', signal);
 }
 
@@ -160,9 +188,11 @@ async function readBack(from: string, dir: string, key: string, ladder: TargetLa
     renditions.push({ width: r.width, height: r.height, bandwidth: r.videoBitrate + ladder.audioBitrate, playlistPath,
       ...(await readPlaylist(from, playlistPath)) });
   }
+  const shape = { container: ladder.container ?? 'fmp4', muxedAudio: ladder.muxedAudio === true } as const;
+  if (shape.muxedAudio) return { creativeKey: key, dir, masterPath: 'master.m3u8', durationSec, renditions, cached: false, ...shape };
   const audioPath = 'audio/index.m3u8';
   return {
-    creativeKey: key, dir, masterPath: 'master.m3u8', durationSec, renditions, cached: false,
+    creativeKey: key, dir, masterPath: 'master.m3u8', durationSec, renditions, cached: false, ...shape,
     audioOnly: { bandwidth: ladder.audioBitrate, sampleRate: ladder.audioSampleRate, channels: ladder.audioChannels,
       playlistPath: audioPath, ...(await readPlaylist(from, audioPath)) },
   };
@@ -206,6 +236,8 @@ async function cached(key: string, opts: PrepareOptions,
   return job;
 }
 
+const layout = (l: TargetLadder): string => (l.audioChannels === 1 ? 'mono' : 'stereo');
+
 export async function prepareCreative(mediaFileUrl: string, targetLadder: TargetLadder,
   opts: PrepareOptions): Promise<VodResult<PreparedCreative>> {
   const key = creativeKey(opts.creativeId ?? 'creative', mediaFileUrl, targetLadder);
@@ -218,7 +250,7 @@ export async function prepareCreative(mediaFileUrl: string, targetLadder: Target
     const media = probe.value;
     const fps = targetLadder.frameRate;
     // A creative without audio still gets an audio track, or the stitched stream would lose its audio group.
-    const inputArgs = ['-i', source, ...(media.hasAudio ? [] : ['-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=stereo`])];
+    const inputArgs = ['-i', source, ...(media.hasAudio ? [] : ['-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=${layout(targetLadder)}`])];
     const durationSec = Math.max(1, Math.round(media.durationSec * fps)) / fps;
     const t = await transcode({ inputArgs, audioInput: media.hasAudio ? '0:a:0' : '1:a:0', durationSec }, targetLadder, work,
       opts.preset ?? 'veryfast', opts.signal);
@@ -240,7 +272,7 @@ export async function prepareSlate(imageUrlOrPath: string, targetLadder: TargetL
     const fps = targetLadder.frameRate;
     const exact = Math.max(1, Math.round(durationSec * fps)) / fps;
     const inputArgs = ['-loop', '1', '-framerate', String(fps), '-t', String(exact + 1), '-i', image,
-      '-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=stereo`];
+      '-f', 'lavfi', '-i', `anullsrc=r=${targetLadder.audioSampleRate}:cl=${layout(targetLadder)}`];
     const t = await transcode({ inputArgs, audioInput: '1:a:0', durationSec: exact }, targetLadder, work, opts.preset ?? 'veryfast', opts.signal);
     return t.ok ? { ok: true, value: { durationSec: exact, ladder: targetLadder } } : t;
   });

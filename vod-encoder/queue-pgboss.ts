@@ -1,8 +1,10 @@
 // Shared job queue on PostgreSQL with pg-boss (DATABASE_URL=postgres://…): any number of worker processes take jobs
 // from it, a job a worker dropped (shutdown: retried at once; crash: after its expiry) runs again on another.
 import type { Logger } from 'pino';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { EncodeProgress } from './ffmpeg-runner.js';
+import type { JobLeases } from './job-leases.js';
 import {
   DEFAULT_CONCURRENCY, JOB_KINDS, JOB_PRIORITY, JobCanceledError, type EncodeQueue, type EnqueueOptions, type JobHandler,
   type JobInfo, type JobKind, type JobState,
@@ -15,6 +17,8 @@ export interface PgBossQueueOptions {
   logger: Logger;
   /** How long a job may run before pg-boss considers its worker dead and retries it. */
   expireInMinutes?: number;
+  /** Leases that hand a killed worker's job to another within seconds (the store of the engine). */
+  leases?: (onLost: (queue: string, jobId: string) => Promise<void>) => JobLeases;
 }
 
 const queueName = (kind: JobKind): string => `vod-${kind}`;
@@ -39,6 +43,7 @@ export class PgBossEncodeQueue implements EncodeQueue {
   private readonly kinds = new Map<string, JobKind>();
   private booted: Promise<void> | undefined;
   private closed = false;
+  private readonly leases: JobLeases | undefined;
 
   constructor(private readonly opts: PgBossQueueOptions) {
     this.logger = opts.logger;
@@ -52,15 +57,31 @@ export class PgBossEncodeQueue implements EncodeQueue {
       expireInMinutes: opts.expireInMinutes ?? 120,
     });
     this.boss.on('error', (error) => this.logger.error({ err: error }, 'pg-boss error'));
+    // A failed job with retries left goes back to the queue (retryDelay 1 s) for any worker.
+    this.leases = opts.leases?.(async (queue, jobId) => {
+      await this.boss.fail(queue, jobId, { message: 'the worker running the job stopped renewing its lease' });
+    });
   }
 
   /** Starts pg-boss (creating its schema) and the queues; shared by producers and workers. */
   private boot(): Promise<void> {
     this.booted ??= (async () => {
-      await this.boss.start();
-      for (const kind of JOB_KINDS) {
-        const name = queueName(kind);
-        if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+      // Processes starting together (two workers, an ssai) each install pg-boss's schema and create the queues: DDL
+      // that deadlocks in PostgreSQL when run at once, and a failed pg-boss start cannot be retried. One at a time,
+      // under an advisory lock named after the schema (issue 20: the cluster suite started two workers at once).
+      const lock = new pg.Client({ connectionString: this.opts.connectionString });
+      await lock.connect();
+      const key = `engine pg-boss boot ${this.opts.schema ?? 'pgboss'}`;
+      try {
+        await lock.query('select pg_advisory_lock(hashtext($1))', [key]);
+        await this.boss.start();
+        for (const kind of JOB_KINDS) {
+          const name = queueName(kind);
+          if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+        }
+      } finally {
+        await lock.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+        await lock.end().catch(() => undefined);
       }
     })();
     return this.booted;
@@ -121,6 +142,7 @@ export class PgBossEncodeQueue implements EncodeQueue {
           this.running.set(job.id, abort);
           const logger = this.logger.child({ jobId: job.id, kind });
           logger.info('job started');
+          await this.leases?.hold(job.id, queueName(kind));
           try {
             const result = await handler(job.data, {
               id: job.id, kind, signal: abort.signal, logger,
@@ -133,16 +155,19 @@ export class PgBossEncodeQueue implements EncodeQueue {
             logger.error({ err: e }, 'job failed');
             throw e;
           } finally {
+            await this.leases?.release(job.id).catch((e: unknown) => logger.warn({ err: e }, 'job lease release failed'));
             this.running.delete(job.id);
             this.progress.delete(job.id);
           }
         });
       }
     }
+    this.leases?.start();
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.leases?.stop();
     if (!this.booted) return;
     await this.booted.catch(() => undefined);
     for (const abort of this.running.values()) abort.abort();

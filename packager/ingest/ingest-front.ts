@@ -19,6 +19,8 @@ export interface IngestStats {
   bytesIn: number;
   /** datagrams known lost (UDP protocols), when the protocol can tell */
   packetsLost?: number;
+  /** of those, datagrams rebuilt from FEC (RTP_FEC); added by the ingest branch, additive */
+  packetsRecovered?: number;
 }
 
 export interface IngestFront {
@@ -31,6 +33,11 @@ export interface IngestFront {
   /** ffmpeg arguments that open this input for the encoder, ending with `-i <url>` */
   encoderInputArgs(): string[];
   subscribe(listener: (event: IngestEvent) => void): () => void;
+  /**
+   * Push fronts: true while a sender is accepted. A sender that pushes before the channel subscribed (an encoder
+   * or device started first) was reported to nobody; the subscriber checks this once. Added by ingest, additive.
+   */
+  isConnected?(): boolean;
   stats(): IngestStats;
   /** stops listening and closes every socket and child process the front opened; idempotent */
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
+import { fixedFieldsShape, takeUnchanged } from '../http/unchanged-fields.js';
 import { route, type RouteSpec } from '../http/route.js';
 import { org } from '../auth/principal.js';
 import type { ApiKey } from './api-key.store.js';
@@ -11,6 +12,10 @@ const guidParams = z.object({ guid: z.string().min(1).max(64) });
 
 const brokerView = (key: ApiKey) => ({ name: key.name, guid: key.id, active: key.active ? 1 : 0, value: key.value });
 const liveView = (key: ApiKey) => ({ name: key.name, enabled: key.active, id: key.id, value: key.value });
+/** Fields of GET a PUT may carry unchanged (issue 20, defect 5); a new value is a new key. */
+const KEY_VALUE = 'a key value cannot be changed: create a new key and delete this one';
+const BROKER_KEY_FIXED = { guid: 'it is the id of the key', value: KEY_VALUE } as const;
+const LIVE_KEY_FIXED = { id: 'it is the id of the key', value: KEY_VALUE } as const;
 
 /**
  * Spec 2.7, 4.1, 5.4: issuing and managing keys needs an ID token with the admin permission
@@ -47,8 +52,12 @@ export function apiKeyRoutes(ctx: EngineContext): RouteSpec[] {
     route({
       method: 'put', path: '/broker/api-keys/:guid', auth: 'idToken', permission: 'admin', tag: 'api-keys',
       summary: 'Rename, activate or deactivate a broker API key', params: guidParams,
-      body: z.object({ name: keyName.optional(), active: z.union([z.boolean(), z.literal(0), z.literal(1)]).optional() }).refine((b) => b.name !== undefined || b.active !== undefined, 'give name or active'),
-      handler: async ({ params, body, principal }) => {
+      body: z.object({ name: keyName.optional(), active: z.union([z.boolean(), z.literal(0), z.literal(1)]).optional(), ...fixedFieldsShape(BROKER_KEY_FIXED) })
+        .refine((b) => b.name !== undefined || b.active !== undefined, 'give name or active'),
+      handler: async ({ params, body: sent, principal }) => {
+        const current = await keys.get(org(principal), 'broker', params.guid);
+        if (!current) throw notFound('API key', params.guid);
+        const body = takeUnchanged(sent, brokerView(current), BROKER_KEY_FIXED);
         const change = { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.active !== undefined ? { active: Boolean(body.active) } : {}) };
         const key = await keys.update(org(principal), 'broker', params.guid, change, now());
         if (!key) throw notFound('API key', params.guid);
@@ -84,8 +93,12 @@ export function apiKeyRoutes(ctx: EngineContext): RouteSpec[] {
     route({
       method: 'put', path: '/api-keys/:id', permission: 'admin', tag: 'api-keys',
       summary: 'Rename, enable or disable a live API key', params: idParams,
-      body: z.object({ name: keyName.optional(), enabled: z.boolean().optional() }).refine((b) => b.name !== undefined || b.enabled !== undefined, 'give name or enabled'),
-      handler: async ({ params, body, principal }) => {
+      body: z.object({ name: keyName.optional(), enabled: z.boolean().optional(), ...fixedFieldsShape(LIVE_KEY_FIXED) })
+        .refine((b) => b.name !== undefined || b.enabled !== undefined, 'give name or enabled'),
+      handler: async ({ params, body: sent, principal }) => {
+        const current = await keys.get(org(principal), 'live', params.id);
+        if (!current) throw notFound('API key', params.id);
+        const body = takeUnchanged(sent, liveView(current), LIVE_KEY_FIXED);
         const change = { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.enabled !== undefined ? { active: body.enabled } : {}) };
         const key = await keys.update(org(principal), 'live', params.id, change, now());
         if (!key) throw notFound('API key', params.id);

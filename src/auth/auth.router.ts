@@ -36,15 +36,15 @@ export function authRoutes(ctx: EngineContext): RouteSpec[] {
       handler: async ({ body, req }) => {
         const email = body.email.trim().toLowerCase();
         const keys = [`email:${email}`, `ip:${req.socket.remoteAddress ?? 'unknown'}`];
-        const wait = ctx.loginLimiter.retryAfterSeconds(keys);
+        const wait = await ctx.loginLimiter.retryAfterSeconds(keys);
         if (wait > 0) throw engineError('RATE_LIMITED', `too many failed sign-ins; retry in ${wait} s`, { retryAfterSeconds: wait });
         const user = await findUserByEmail(ctx.store.db, email);
         const valid = user ? await verifyPassword(body.password, user.passwordHash) : false;
         if (!user || !valid) {
-          ctx.loginLimiter.recordFailure(keys);
+          await ctx.loginLimiter.recordFailure(keys);
           throw engineError('INVALID_CREDENTIALS');
         }
-        ctx.loginLimiter.reset(`email:${email}`);
+        await ctx.loginLimiter.reset(`email:${email}`);
         return { status: true, data: await ctx.tokens.issue(user) };
       },
     }),

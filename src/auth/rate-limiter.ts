@@ -1,20 +1,33 @@
+import { Redis } from 'ioredis';
 import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+
+/** Failed sign-ins counted per key (an email, an address) in a fixed window. */
+export interface LoginLimiter {
+  /** Seconds until every key may try again, or 0 when they may try now. */
+  retryAfterSeconds(keys: string[]): Promise<number>;
+  recordFailure(keys: string[]): Promise<void>;
+  reset(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const LOGIN_MAX_FAILURES = 5;
+export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 
 /**
- * Counts failed logins per email and per address in a fixed window; in memory on purpose: a restart
- * forgiving a few failures is acceptable, and the login path stays free of database writes.
+ * One process's counts, in memory: a restart forgiving a few failures is acceptable, and the login path stays free
+ * of database writes. With several api processes each would count alone, so REDIS_URL switches to RedisLoginLimiter.
  */
-export class LoginRateLimiter {
+export class LoginRateLimiter implements LoginLimiter {
   private readonly failures = new Map<string, { count: number; windowStart: number }>();
 
   constructor(
     private readonly clock: Clock,
-    private readonly maxFailures = 5,
-    private readonly windowMs = 15 * 60 * 1000,
+    private readonly maxFailures = LOGIN_MAX_FAILURES,
+    private readonly windowMs = LOGIN_WINDOW_MS,
   ) {}
 
-  /** Seconds until the key may try again, or 0 when it may try now. */
-  retryAfterSeconds(keys: string[]): number {
+  async retryAfterSeconds(keys: string[]): Promise<number> {
     const now = this.clock.nowMs();
     let wait = 0;
     for (const key of keys) {
@@ -29,7 +42,7 @@ export class LoginRateLimiter {
     return wait;
   }
 
-  recordFailure(keys: string[]): void {
+  async recordFailure(keys: string[]): Promise<void> {
     const now = this.clock.nowMs();
     for (const key of keys) {
       const entry = this.failures.get(key);
@@ -39,7 +52,106 @@ export class LoginRateLimiter {
     if (this.failures.size > 100_000) this.failures.clear(); // bound memory under a credential-stuffing flood
   }
 
-  reset(key: string): void {
+  async reset(key: string): Promise<void> {
     this.failures.delete(key);
   }
+
+  async close(): Promise<void> {
+    this.failures.clear();
+  }
+}
+
+/**
+ * The same fixed window shared by every api process through Redis (issue 20): one counter per key whose expiry is the
+ * window, so a limit reached on one instance holds on all. Redis keeps the time (its TTLs), not the process clock.
+ * When Redis fails the process falls back to its own counts rather than refusing every sign-in.
+ */
+export class RedisLoginLimiter implements LoginLimiter {
+  private readonly redis: Redis;
+  private readonly fallback: LoginRateLimiter;
+  private lastWarning = 0;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    clock: Clock,
+    private readonly logger: Logger,
+    private readonly maxFailures = LOGIN_MAX_FAILURES,
+    private readonly windowMs = LOGIN_WINDOW_MS,
+  ) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableOfflineQueue: true });
+    this.redis.on('error', () => undefined); // surfaced per command; a background reconnect must not crash the process
+    this.fallback = new LoginRateLimiter(clock, maxFailures, windowMs);
+  }
+
+  /**
+   * After Redis dropped, commands would wait for a reconnect: the sign-in answers from local counts instead. The first
+   * connection is waited for (the offline queue), so the counts of a starting process are shared too.
+   */
+  private get down(): boolean {
+    return this.redis.status === 'reconnecting' || this.redis.status === 'close' || this.redis.status === 'end';
+  }
+
+  private key(key: string): string {
+    return `${this.prefix}login:${key}`;
+  }
+
+  private warn(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarning < 60_000) return;
+    this.lastWarning = now;
+    this.logger.warn({ err: error }, 'Redis is unavailable for login rate limits; counting in this process meanwhile');
+  }
+
+  async retryAfterSeconds(keys: string[]): Promise<number> {
+    try {
+      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      const pipeline = this.redis.pipeline();
+      for (const key of keys) pipeline.get(this.key(key)).pttl(this.key(key));
+      const answers = (await pipeline.exec()) ?? [];
+      let wait = 0;
+      keys.forEach((_key, index) => {
+        const count = Number(answers[index * 2]?.[1] ?? 0);
+        const ttl = Number(answers[index * 2 + 1]?.[1] ?? -2);
+        if (count >= this.maxFailures && ttl > 0) wait = Math.max(wait, Math.ceil(ttl / 1000));
+      });
+      return Math.max(wait, await this.fallback.retryAfterSeconds(keys));
+    } catch (error) {
+      this.warn(error);
+      return this.fallback.retryAfterSeconds(keys);
+    }
+  }
+
+  async recordFailure(keys: string[]): Promise<void> {
+    try {
+      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      const multi = this.redis.multi();
+      // The window starts with the first failure: NX leaves a running window's expiry alone.
+      for (const key of keys) multi.set(this.key(key), '0', 'PX', this.windowMs, 'NX').incr(this.key(key));
+      await multi.exec();
+    } catch (error) {
+      this.warn(error);
+      await this.fallback.recordFailure(keys);
+    }
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.fallback.reset(key);
+    try {
+      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      await this.redis.del(this.key(key));
+    } catch (error) {
+      this.warn(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+export function createLoginLimiter(options: { redisUrl: string | undefined; redisPrefix: string; clock: Clock; logger: Logger }): LoginLimiter {
+  return options.redisUrl
+    ? new RedisLoginLimiter(options.redisUrl, options.redisPrefix, options.clock, options.logger)
+    : new LoginRateLimiter(options.clock);
 }

@@ -35,7 +35,9 @@ export function channelOpsRoutes(ctx: EngineContext, channels: ChannelService): 
         const now = ctx.clock.nowMs();
         // 15 s leaves the packager time to mark the manifests; the spec allows up to 20 s (spec 8).
         const adBreak = { spliceEventId: randomInt(1, 2 ** 31 - 1), startsAt: now + 15_000 + randomInt(0, 5_001), duration: body.duration };
-        await runtime.insertAdBreak(workflow.id, adBreak).catch((error: unknown) => { throw upstream(error); });
+        const placed = await runtime.insertAdBreak(workflow.id, { ...adBreak, requestedAt: now }).catch((error: unknown) => { throw upstream(error); });
+        // the runtime puts the break on a segment boundary: the answer gives the start the manifests carry
+        if (placed) adBreak.startsAt = placed.startsAt;
         await recordAdBreak(ctx.store.db, { organizationId: workflow.organizationId, workflowId: workflow.id, ...adBreak, now });
         return { workflowId: workflow.id, spliceEventId: adBreak.spliceEventId, startsAt: new Date(adBreak.startsAt).toISOString(), duration: adBreak.duration };
       },

@@ -9,4 +9,4 @@ declare module '../context.js' {
   }
 }
 
-export const NO_RUNTIME_REASON = 'no channel runtime is available in this engine (the packager role is not implemented yet)';
+export const NO_RUNTIME_REASON = 'no channel runtime is available in this engine (it does not run the packager role)';

@@ -1,6 +1,8 @@
 // Ad breaks, alarms and metric samples of channels (spec 4.2.11, 4.2.12); the runtime fills alarms and
 // metrics through recordAlarm / recordMetric (wired from its events in channel.service.ts).
-import type { Db } from '../store/database.js';
+import type { Db, Tx } from '../store/database.js';
+import { notify } from '../notifications/outbox.js';
+import { alarmEvent } from '../notifications/events.js';
 import { newId } from '../core/ids.js';
 import type { ChannelMetric } from '../../packager/channel-runtime.js';
 
@@ -57,28 +59,43 @@ export async function recordAdBreak(db: Db, value: { organizationId: string; wor
     .execute();
 }
 
-/** Raises an alarm (one active alarm per code and channel) or clears the active one of that code. */
+/** Raises an alarm (one active alarm per code and channel) or clears the active one of that code; notifies either. */
 export async function recordAlarm(db: Db, value: { workflowId: string; code: string; message: string; severity: string; active: boolean; at: number }): Promise<void> {
-  const open = await db
-    .selectFrom('channel_alarms')
-    .select('id')
-    .where('workflow_id', '=', value.workflowId)
-    .where('code', '=', value.code)
-    .where('cleared_at', 'is', null)
-    .executeTakeFirst();
-  if (value.active && !open) {
-    await db
-      .insertInto('channel_alarms')
-      .values({ id: newId(), workflow_id: value.workflowId, code: value.code, message: value.message, severity: value.severity, raised_at: value.at, cleared_at: null })
-      .execute();
-  } else if (!value.active && open) {
-    await db.updateTable('channel_alarms').set({ cleared_at: value.at }).where('id', '=', open.id).execute();
-  }
+  await db.transaction().execute(async (trx) => {
+    const open = await trx
+      .selectFrom('channel_alarms')
+      .selectAll()
+      .where('workflow_id', '=', value.workflowId)
+      .where('code', '=', value.code)
+      .where('cleared_at', 'is', null)
+      .executeTakeFirst();
+    if (value.active && !open) {
+      const alarm = { id: newId(), workflow_id: value.workflowId, code: value.code, message: value.message, severity: value.severity, raised_at: value.at, cleared_at: null };
+      await trx.insertInto('channel_alarms').values(alarm).execute();
+      await notifyAlarm(trx, alarm);
+    } else if (!value.active && open) {
+      await trx.updateTable('channel_alarms').set({ cleared_at: value.at }).where('id', '=', open.id).execute();
+      await notifyAlarm(trx, { ...open, cleared_at: value.at });
+    }
+  });
 }
 
 /** Clears every active alarm of a channel (it stopped: nothing is left to alarm about). */
 export async function clearAlarms(db: Db, workflowId: string, at: number): Promise<void> {
-  await db.updateTable('channel_alarms').set({ cleared_at: at }).where('workflow_id', '=', workflowId).where('cleared_at', 'is', null).execute();
+  await db.transaction().execute(async (trx) => {
+    const open = await trx.selectFrom('channel_alarms').selectAll().where('workflow_id', '=', workflowId).where('cleared_at', 'is', null).execute();
+    await trx.updateTable('channel_alarms').set({ cleared_at: at }).where('workflow_id', '=', workflowId).where('cleared_at', 'is', null).execute();
+    for (const alarm of open) await notifyAlarm(trx, { ...alarm, cleared_at: at });
+  });
+}
+
+async function notifyAlarm(trx: Tx, alarm: ChannelAlarmTable): Promise<void> {
+  const owner = await trx.selectFrom('workflows').select('organization_id').where('id', '=', alarm.workflow_id).executeTakeFirst();
+  if (!owner) return;
+  await notify(trx, alarmEvent({
+    organizationId: owner.organization_id, workflowId: alarm.workflow_id, alarmId: alarm.id, code: alarm.code, message: alarm.message,
+    severity: alarm.severity, raisedAt: Number(alarm.raised_at), clearedAt: alarm.cleared_at === null ? null : Number(alarm.cleared_at),
+  }));
 }
 
 export async function listAlarms(db: Db, workflowId: string, history: boolean): Promise<ChannelAlarm[]> {

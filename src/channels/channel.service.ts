@@ -9,8 +9,10 @@ import type { ChannelRuntime, ChannelRuntimeEvent } from '../../packager/channel
 import type { Workflow, WorkflowStore } from '../workflows/workflow.store.js';
 import { LOCKED_STATUSES, type WorkflowStatus } from '../workflows/workflow.schema.js';
 import { applyArchiveRules } from './archive-rules.js';
-import { clearAlarms, recordAlarm, recordMetric } from './channel-telemetry.store.js';
+import { clearAlarms } from './channel-telemetry.store.js';
+import { recordRuntimeEvent } from './runtime-events.js';
 import { NO_RUNTIME_REASON } from './channel-runtime.service.js';
+import { syncWorkflowSubscriptions } from '../notifications/workflow-subscriptions.js';
 
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error)).slice(0, 1000);
 
@@ -90,8 +92,8 @@ export class ChannelService {
   async duplicate(workflow: Workflow): Promise<Workflow> {
     const id = newId();
     const now = this.now();
-    await this.workflows.db.transaction().execute((trx) =>
-      this.workflows.insert(trx, id, {
+    await this.workflows.db.transaction().execute(async (trx) => {
+      await this.workflows.insert(trx, id, {
         organizationId: workflow.organizationId,
         name: workflow.name,
         description: workflow.description,
@@ -102,8 +104,9 @@ export class ChannelService {
         subscriptions: workflow.subscriptions,
         inputWhitelistCIDRs: workflow.inputWhitelistCIDRs,
         sourceWorkflowId: workflow.id,
-      }, now),
-    );
+      }, now);
+      await syncWorkflowSubscriptions(this.ctx, trx, { id, organizationId: workflow.organizationId, subscriptions: workflow.subscriptions });
+    });
     const copy = await this.workflows.get(workflow.organizationId, id);
     if (!copy) throw new Error(`duplicate ${id} vanished`);
     return copy;
@@ -221,13 +224,7 @@ export class ChannelService {
     }
   }
 
-  private async onRuntimeEvent(event: ChannelRuntimeEvent): Promise<void> {
-    const db = this.workflows.db;
-    if (event.type === 'metric') return recordMetric(db, event);
-    if (event.type === 'alarm') return recordAlarm(db, event);
-    // A channel that fails while running keeps its status (spec 3.1 has no such transition); the alarm and reason tell.
-    await recordAlarm(db, { workflowId: event.workflowId, code: 'CHANNEL_FAILED', message: event.reason, severity: 'CRITICAL', active: true, at: event.at });
-    const workflow = await this.workflows.getAnyOrganization(event.workflowId);
-    if (workflow) await this.workflows.patch(workflow.organizationId, workflow.id, ['RUNNING'], { status_reason: event.reason });
+  private onRuntimeEvent(event: ChannelRuntimeEvent): Promise<void> {
+    return recordRuntimeEvent(this.workflows, event);
   }
 }

@@ -13,6 +13,7 @@ export const CONFIG_VARIABLES = [
   ['DATA_DIR', './data', 'SQLite file, media store, archives, logs of ffmpeg runs'],
   ['DATABASE_URL', 'SQLite in DATA_DIR', 'postgres://… for scale-out'],
   ['REDIS_URL', 'unset (in-memory)', 'redis://… for shared SSAI sessions and caches'],
+  ['REDIS_PREFIX', 'empty', 'prefix of every Redis key, so several engines can share one Redis'],
   ['ENGINE_ADMIN_EMAIL', 'admin@localhost', "the default organization's master account"],
   ['ENGINE_ADMIN_PASSWORD', 'generated and printed once at first start', "the master account's password"],
   ['FFMPEG_PATH', 'ffmpeg on PATH', 'the ffmpeg binary'],
@@ -20,7 +21,13 @@ export const CONFIG_VARIABLES = [
   ['ENGINE_ROLES', 'api,ssai,worker,packager', 'roles this process runs (same as --roles)'],
   ['ENGINE_REGIONS', 'local', 'comma-separated region names; the first is the default region'],
   ['ENGINE_SECRET_KEY', 'generated into DATA_DIR/keys/master.key', 'base64 of 32 bytes that encrypts API keys at rest; give every instance the same'],
+  ['RTMP_PORT', '1935', 'the TCP port of the RTMP_PUSH ingest server (0: any free port)'],
   ['LOG_LEVEL', 'info', 'pino log level (fatal, error, warn, info, debug, trace, silent)'],
+  ['SMTP_URL', 'unset (email subscriptions refused)', 'smtp://user:pass@host:587 or smtps://… for email notifications'],
+  ['SMTP_FROM', 'notifications@<PUBLIC_URL host>', 'sender address of notification emails'],
+  ['NOTIFY_HTTP_LOOPBACK', 'false', 'true lets webhook endpoints be http:// on a loopback address (tests, local receivers)'],
+  ['NOTIFY_POLL_MS', '1000', 'how often the notification outbox is polled for due messages'],
+  ['LINEAR_WINDOW_SEGMENTS', '15', 'segments per media playlist of a virtual channel (same on every instance)'],
 ] as const;
 
 const rolesSchema = z
@@ -38,6 +45,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave unset for SQLite)')
     .optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{0,64}$/, 'letters, digits, :, _, . and -, at most 64').default(''),
   // Local names such as admin@localhost are valid here, so no strict RFC domain check.
   ENGINE_ADMIN_EMAIL: z.string().regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address').default('admin@localhost'),
   ENGINE_ADMIN_PASSWORD: z.string().min(8, 'must have at least 8 characters').optional(),
@@ -53,16 +61,25 @@ const envSchema = z.object({
     .string()
     .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
     .optional(),
+  RTMP_PORT: z.coerce.number().int().min(0).max(65535).default(1935),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_FROM: z.string().regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address').optional(),
+  NOTIFY_HTTP_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  LINEAR_WINDOW_SEGMENTS: z.coerce.number().int().min(3).max(1000).default(15),
 });
 
 export interface EngineConfig {
   readonly port: number;
   readonly host: string;
   readonly publicUrl: string;
+  /** false when publicUrl is the default, so an engine on a random port may replace it with the port it got */
+  readonly publicUrlGiven: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  readonly redisPrefix: string;
   readonly adminEmail: string;
   readonly adminPassword: string | undefined;
   readonly ffmpegPath: string;
@@ -72,6 +89,12 @@ export interface EngineConfig {
   readonly defaultRegion: string;
   readonly secretKey: string | undefined;
   readonly logLevel: string;
+  readonly smtpUrl: string | undefined;
+  readonly smtpFrom: string;
+  readonly notifyHttpLoopback: boolean;
+  readonly notifyPollMs: number;
+  readonly rtmpPort: number;
+  readonly linearWindowSegments: number;
 }
 
 export class ConfigError extends Error {
@@ -100,9 +123,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: value.PORT,
     host: value.HOST,
     publicUrl,
+    publicUrlGiven: value.PUBLIC_URL !== undefined,
     dataDir: path.resolve(value.DATA_DIR),
     databaseUrl: value.DATABASE_URL,
     redisUrl: value.REDIS_URL,
+    redisPrefix: value.REDIS_PREFIX,
     adminEmail: value.ENGINE_ADMIN_EMAIL,
     adminPassword: value.ENGINE_ADMIN_PASSWORD,
     ffmpegPath: value.FFMPEG_PATH,
@@ -112,6 +137,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultRegion: defaultRegion ?? 'local',
     secretKey: value.ENGINE_SECRET_KEY,
     logLevel: value.LOG_LEVEL,
+    smtpUrl: value.SMTP_URL,
+    smtpFrom: value.SMTP_FROM ?? `notifications@${new URL(publicUrl).hostname}`,
+    notifyHttpLoopback: value.NOTIFY_HTTP_LOOPBACK === 'true',
+    notifyPollMs: value.NOTIFY_POLL_MS,
+    rtmpPort: value.RTMP_PORT,
+    linearWindowSegments: value.LINEAR_WINDOW_SEGMENTS,
   });
 }
 

@@ -6,15 +6,21 @@ import { hasPermission } from '../auth/principal.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
 import { authModeForPath, type RouteSpec } from './route.js';
 import { parsePart } from './validation.js';
+import { securityHeaders } from './security-headers.js';
 
 export const BODY_LIMIT = '1mb';
 
-/** Every response carries CORS headers; preflights are answered here. */
-function cors(req: Request, res: Response, next: NextFunction): void {
+/** Every response carries CORS headers; preflights are answered by answerPreflight once the raw mounts passed. */
+function cors(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Api-Key, X-Request-Id, Range, Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Defer-Length, Upload-Concat');
   res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS');
   res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Location, Retry-After, X-Request-Id, Upload-Offset, Upload-Length, Tus-Resumable');
+  next();
+}
+
+/** Preflights of JSON routes; a raw mount that speaks a protocol of its own (tus discovery) answers its OPTIONS first. */
+function answerPreflight(req: Request, res: Response, next: NextFunction): void {
   if (req.method === 'OPTIONS') {
     res.status(204).end();
     return;
@@ -60,9 +66,11 @@ export function createApp(
     });
     next();
   });
+  app.use(securityHeaders());
   app.use(cors);
 
   for (const mount of rawMounts) mount(app);
+  app.use(answerPreflight);
 
   const jsonBody = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   for (const spec of routes) {

@@ -33,15 +33,18 @@ export function freePort(used: ReadonlySet<number>): number | undefined {
   return undefined;
 }
 
-/** Builds the address of a new input on `host` (the public host name), with a fresh key. */
-export function allocateIngest(host: string, type: InputType, protocol: Protocol | undefined, port: number | undefined): IngestAllocation {
+/**
+ * Builds the address of a new input on `host` (the public host name), with a fresh key. `rtmpPort` is the
+ * engine's RTMP_PORT (the default when it is 0: that port is only known once the server listens).
+ */
+export function allocateIngest(host: string, type: InputType, protocol: Protocol | undefined, port: number | undefined, rtmpPort = RTMP_PORT): IngestAllocation {
   const secret = randomBytes(16).toString('hex');
   if (type === 'CONNECTED_DEVICE' || protocol === 'SRT_PUSH') {
     return { url: `srt://${host}:${port}?passphrase=${secret}`, streamKey: secret, port };
   }
   switch (protocol) {
     case 'RTMP_PUSH':
-      return { url: `rtmp://${host}:${RTMP_PORT}/live/${secret}`, streamKey: secret, port: undefined };
+      return { url: `rtmp://${host}:${rtmpPort || RTMP_PORT}/live/${secret}`, streamKey: secret, port: undefined };
     case 'RIST':
       return { url: `rist://${host}:${port}`, streamKey: undefined, port };
     case 'RTP':

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { route, type RouteSpec } from '../http/route.js';
 import { org } from '../auth/principal.js';
-import { createInputBody, updateInputBody } from './input.schema.js';
+import { takeUnchanged } from '../http/unchanged-fields.js';
+import { createInputBody, INPUT_FIXED_FIELDS, INPUT_VOLATILE_FIELDS, updateInputBody } from './input.schema.js';
 import { InputService } from './input.service.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
@@ -28,7 +29,11 @@ export function inputRoutes(ctx: EngineContext): RouteSpec[] {
     route({
       method: 'put', path: '/inputs/:id', tag: 'inputs', params: idParams, body: updateInputBody,
       summary: 'Edit a managed input (spec 3.4: only when its status is neither ATTACHED nor DETACHED)',
-      handler: ({ params, body, principal }) => service.update(org(principal), params.id, body),
+      handler: async ({ params, body, principal }) => {
+        const current = await service.detail(org(principal), params.id);
+        const change = takeUnchanged(body, { ...current }, INPUT_FIXED_FIELDS, INPUT_VOLATILE_FIELDS);
+        return service.update(org(principal), params.id, change);
+      },
     }),
     route({
       method: 'delete', path: '/inputs/:id', tag: 'inputs', params: idParams,

@@ -2,6 +2,7 @@
 import { isCidrBlock } from '../core/cidr.js';
 import { z } from 'zod';
 import { engineError, type FieldProblem } from '../core/errors.js';
+import { fixedFieldsShape } from '../http/unchanged-fields.js';
 
 export const INPUT_TYPES = ['VIRTUAL_INPUT', 'CONNECTED_DEVICE'] as const;
 export type InputType = (typeof INPUT_TYPES)[number];
@@ -41,12 +42,22 @@ export const createInputBody = z.object({
 });
 export type CreateInputBody = z.output<typeof createInputBody>;
 
+const FIXED_AT_CREATION = 'it fixes the ingest address allocated at creation; create a new input instead';
 /**
- * Type, protocol, device and region fix the ingest address allocated at creation, so they cannot change:
- * the strict object answers 400 naming such a field (create a new input instead).
+ * Type, protocol, device and region fix the ingest address allocated at creation, so they cannot change; with the
+ * read-only fields of GET they may be sent unchanged (PUT what GET returned), and a change answers 400 naming it.
  */
+export const INPUT_FIXED_FIELDS = {
+  type: FIXED_AT_CREATION, protocol: FIXED_AT_CREATION, deviceId: FIXED_AT_CREATION, region: FIXED_AT_CREATION,
+  id: 'it is the id of the input', ingest: 'the ingest address is allocated at creation', created: 'it is the creation time',
+  source: 'it is the read form of url, username and password: send those to change the source',
+} as const;
+/** State the engine keeps moving (status from the workflows, the device's heartbeat): ignored in a PUT. */
+export const INPUT_VOLATILE_FIELDS = ['status', 'updated', 'workflows', 'device'] as const;
+
 export const updateInputBody = z
   .strictObject({
+    ...fixedFieldsShape(INPUT_FIXED_FIELDS, INPUT_VOLATILE_FIELDS),
     name: name.optional(),
     cidrs: z.array(cidr).optional(),
     url: sourceUrl.optional(),

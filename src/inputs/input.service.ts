@@ -97,7 +97,7 @@ export class InputService {
           url: body.url,
           username: body.username,
           passwordSealed: body.password !== undefined ? this.ctx.vault.encrypt(body.password) : undefined,
-          ingest: allocateIngest(host, type, protocol, port),
+          ingest: allocateIngest(host, type, protocol, port, this.ctx.config.rtmpPort),
           now: this.ctx.clock.nowMs(),
         });
         return view(input, []);

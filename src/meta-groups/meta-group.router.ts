@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { notFound } from '../core/errors.js';
+import { assertRawUnchanged } from '../http/unchanged-fields.js';
 import { route, type RouteSpec } from '../http/route.js';
 import { assertOwnOrganization, organizationParams } from '../organizations/organization.router.js';
 import { META_GROUP_ATTACHMENTS, metaGroupBody } from './meta-group.schema.js';
@@ -9,6 +10,9 @@ import { MetaGroupStore } from './meta-group.store.js';
 const groupParams = organizationParams.extend({ metaGroupGuid: z.string().min(1).max(64) });
 
 /** Spec 2.14 and 4.1 ("Store new Meta Group", "List all Meta Group Attachments per organization"). */
+/** Read-only fields of GET a PUT may carry unchanged. */
+const META_GROUP_FIXED = { guid: 'it is the id of the meta group', createdAt: 'it is the creation time' } as const;
+
 export function metaGroupRoutes(ctx: EngineContext): RouteSpec[] {
   const groups = new MetaGroupStore(ctx.store.db);
   const now = () => ctx.clock.nowMs();
@@ -51,8 +55,11 @@ export function metaGroupRoutes(ctx: EngineContext): RouteSpec[] {
     route({
       method: 'put', path: '/organizations/:guid/meta-groups/:metaGroupGuid', tag: 'meta-groups',
       summary: 'Replace a meta group', params: groupParams, body: metaGroupBody,
-      handler: async ({ params, principal, body }) => {
+      handler: async ({ params, principal, body, req }) => {
         const orgId = assertOwnOrganization(principal, params.guid);
+        const current = await groups.get(orgId, params.metaGroupGuid);
+        if (!current) throw notFound('meta group', params.metaGroupGuid);
+        assertRawUnchanged(req.body, { ...current }, META_GROUP_FIXED);
         if (!(await groups.update(orgId, params.metaGroupGuid, body, now()))) throw notFound('meta group', params.metaGroupGuid);
         return { status: true, data: 'Item was updated successfully' };
       },

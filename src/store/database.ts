@@ -97,8 +97,16 @@ async function migrate(db: Db, migrationTableSchema: string | undefined): Promis
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
+  // Kysely's migrator looks for its table by listing the tables of every schema of the database; another engine
+  // dropping its own schema at that moment fails the listing with 3F000 (invalid schema name). That is a race in
+  // the catalog read, not a fault of ours: read again.
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await migrator.migrateToLatest();
+    if (!error) return;
+    const foreignSchemaVanished = (error as { code?: string }).code === '3F000' && !(migrationTableSchema && String((error as Error).message).includes(`"${migrationTableSchema}"`));
+    if (foreignSchemaVanished && attempt < 5) continue;
+    throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
+  }
 }
 
 /** Parses a JSON column; the store writes JSON text so both dialects share one column type. */

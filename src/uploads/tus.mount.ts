@@ -11,6 +11,7 @@ import { engineError, errorBody, isEngineError, type EngineError } from '../core
 import { resolvePrincipal } from '../auth/authenticate.js';
 import type { Principal } from '../auth/principal.js';
 import { sendError } from '../http/app.js';
+import { findBadText } from '../http/validation.js';
 import type { AuthMode } from '../http/route.js';
 import { storedFileName, type VodService } from '../vod/vod.service.js';
 
@@ -59,9 +60,17 @@ export function tusMount(ctx: EngineContext, vod: VodService): (app: express.Exp
       path,
       datastore,
       maxSize: TUS_UPLOAD_LIMIT,
+      // Browser clients of the private path send X-Api-Key, so its preflight must allow it.
+      allowedHeaders: ['X-Api-Key', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id'],
       generateUrl: (_req, { path: p, id }) => `${ctx.config.publicUrl}${p}/${id}`,
       namingFunction: (_req, metadata) => storedFileName(originalName(metadata), ctx.clock.nowMs()),
       onUploadCreate: async (req, upload) => {
+        // Upload-Metadata is decoded text that reaches the store (the original file name): the same text rule as bodies.
+        const badText = findBadText(upload.metadata ?? {}).map((p) => ({ field: `Upload-Metadata.${p.field}`, message: p.message }));
+        if (badText.length) {
+          throw tusError(engineError('VALIDATION_FAILED', `invalid Upload-Metadata: ${badText.map((p) => `${p.field}: ${p.message}`).join('; ')}`, { fields: badText }));
+        }
         const source = await ownedSource(req, upload.metadata?.[METAGUID_KEY]);
         try {
           vod.assertNotBusy(source);
@@ -97,8 +106,9 @@ export function tusMount(ctx: EngineContext, vod: VodService): (app: express.Exp
       const entry = servers.find((s) => req.path === s.path || req.path.startsWith(`${s.path}/`));
       if (!entry) return next();
       res.locals.routePath = `${entry.path}/*`;
-      if (req.method === 'OPTIONS') return next();
       try {
+        // Discovery (Tus-Version, Tus-Extension, Tus-Max-Size) and browser preflights carry no credentials (tus 1.0 OPTIONS).
+        if (req.method === 'OPTIONS') return void (await entry.server.handle(req, res as unknown as ServerResponse));
         const principal = await resolvePrincipal(ctx, req.headers, entry.mode);
         if (!principal?.permissions.includes('write')) throw engineError('FORBIDDEN', 'uploading needs the write permission');
         principals.set(req, principal);

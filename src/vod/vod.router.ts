@@ -38,6 +38,20 @@ export function infoRecord(source: VodSource): Record<string, unknown> {
   };
 }
 
+/**
+ * A meta-group problem about a custom field stored earlier and not sent now (issue 20, defect 6): say so, under
+ * `stored.<name>`, and how to drop it, instead of naming a field the body does not carry. We refuse rather than keep it
+ * as a free field: a VOD under a meta group holds only that group's fields, whatever order they were written in.
+ */
+function storedFieldProblem(problem: FieldProblem, sent: Record<string, unknown>, stored: Record<string, unknown>): FieldProblem {
+  const name = problem.field.startsWith('body.') ? problem.field.slice('body.'.length).split('.')[0]! : '';
+  if (!name || name in sent || !(name in stored)) return problem;
+  const drop = `send "${name}": null to drop it`;
+  return problem.message.startsWith('is not a field of the meta group')
+    ? { field: `stored.${name}`, message: `is a custom field stored on this VOD earlier and ${problem.message}; ${drop}` }
+    : { field: `stored.${name}`, message: `the stored value ${problem.message}; send a new value, or ${drop}` };
+}
+
 function invalid(problems: FieldProblem[]): never {
   throw engineError('VALIDATION_FAILED', `invalid body: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, { fields: problems });
 }
@@ -79,7 +93,8 @@ export function vodRoutes(ctx: EngineContext, vod: VodService, queue: () => Enco
       },
     }),
     ...brokerRoute({
-      method: 'put', path: '/vod/list/:guid', tag: 'vod', summary: 'Update VOD metadata (custom fields checked against the meta group)',
+      method: 'put', path: '/vod/list/:guid', tag: 'vod',
+      summary: 'Update VOD metadata (merged into the stored fields; custom fields checked against the meta group; a field sent as null is dropped, so a stored free field a newly selected meta group lacks is dropped by sending it as null)',
       params: guidParams, body: vodMetaUpdateBody,
       handler: async ({ body, params, principal }) => {
         const { standard, custom, problems } = splitFields(body);
@@ -92,7 +107,7 @@ export function vodRoutes(ctx: EngineContext, vod: VodService, queue: () => Enco
           for (const [k, v] of Object.entries(meta)) if (v === null) delete meta[k];
           const allCustom = splitFields(meta).custom;
           const found = await metaProblems(principal!.organizationId, meta, allCustom, trx);
-          if (found.length > 0) invalid(found);
+          if (found.length > 0) invalid(found.map((problem) => storedFieldProblem(problem, custom, source.meta)));
           await vod.store.updateMeta(trx, params.guid, meta, typeof standard.encode === 'boolean' ? standard.encode : source.encode);
         });
         return { status: true, data: 'Source was updated successfully' };

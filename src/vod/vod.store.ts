@@ -3,6 +3,8 @@ import type { Db, Tx } from '../store/database.js';
 import { fromJson, toJson } from '../store/database.js';
 import type { VodRecords } from '../../vod-encoder/records.types.js';
 import type { EncodeProgress } from '../../vod-encoder/ffmpeg-runner.js';
+import { notify } from '../notifications/outbox.js';
+import { captionsEvent, vodEncodeEvent } from '../notifications/events.js';
 
 /**
  * Spec 3.6 filter values (archive, complete, Encode-later, error) plus the in-progress states:
@@ -81,6 +83,8 @@ function toSource(row: VodSourceTable): VodSource {
   };
 }
 
+const titleOf = (source: VodSource): string | null => (typeof source.meta.title === 'string' ? source.meta.title : null);
+
 export class VodStore {
   constructor(private readonly db: Db, private readonly now: () => number) {}
 
@@ -121,7 +125,11 @@ export class VodStore {
   }
 
   async setStatus(id: string, status: VodStatus, reason: string | null = null, also: { progress?: null } = {}): Promise<void> {
-    await this.db.updateTable('vod_sources').set({ status, status_reason: reason, ...also, updated_at: this.now() }).where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const now = this.now();
+      await trx.updateTable('vod_sources').set({ status, status_reason: reason, ...also, updated_at: now }).where('id', '=', id).execute();
+      if (status === 'error') await this.notifyEncode(trx, id, now);
+    });
   }
 
   async setProgress(id: string, progress: EncodeProgress | null): Promise<void> {
@@ -130,15 +138,38 @@ export class VodStore {
 
   /** A finished encode: records, output dir and status complete in one write (never a half-written record). */
   async complete(id: string, outputDir: string, records: VodRecords, progress: EncodeProgress): Promise<void> {
-    await this.db.updateTable('vod_sources')
-      .set({ status: 'complete', status_reason: null, output_dir: outputDir, records: toJson(records), progress: toJson(progress),
-        captions: null, updated_at: this.now() })
-      .where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const now = this.now();
+      await trx.updateTable('vod_sources')
+        .set({ status: 'complete', status_reason: null, output_dir: outputDir, records: toJson(records), progress: toJson(progress),
+          captions: null, updated_at: now })
+        .where('id', '=', id).execute();
+      await this.notifyEncode(trx, id, now);
+    });
   }
 
   async setCaptions(id: string, captions: CaptionsState, records?: VodRecords): Promise<void> {
-    await this.db.updateTable('vod_sources')
-      .set({ captions: toJson(captions), ...(records ? { records: toJson(records) } : {}), updated_at: this.now() })
-      .where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const now = this.now();
+      await trx.updateTable('vod_sources')
+        .set({ captions: toJson(captions), ...(records ? { records: toJson(records) } : {}), updated_at: now })
+        .where('id', '=', id).execute();
+      if (captions.status !== 'complete' && captions.status !== 'error') return;
+      const source = await this.get(id, undefined, trx);
+      if (source) await notify(trx, captionsEvent({
+        organizationId: source.organizationId, guid: id, title: titleOf(source), ok: captions.status === 'complete', reason: captions.reason ?? null,
+        language: captions.language ?? null, vttUrl: captions.vttUrl ?? null, cues: captions.cues ?? null, at: now,
+      }));
+    });
+  }
+
+  /** vod.encode.complete or vod.encode.failed, from the row as just written. */
+  private async notifyEncode(trx: Tx, id: string, now: number): Promise<void> {
+    const source = await this.get(id, undefined, trx);
+    if (!source) return;
+    await notify(trx, vodEncodeEvent({
+      organizationId: source.organizationId, guid: id, title: titleOf(source), ok: source.status === 'complete', reason: source.statusReason,
+      hlsUrl: source.records?.formats?.hls?.cdnUrl ?? null, at: now,
+    }));
   }
 }

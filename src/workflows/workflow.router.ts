@@ -2,8 +2,11 @@ import type { EngineContext } from '../context.js';
 import { engineError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { route, type RouteSpec } from '../http/route.js';
+import { fixedFieldsShape, takeUnchanged } from '../http/unchanged-fields.js';
 import type { ChannelService } from '../channels/channel.service.js';
+import type { BlueprintCatalog } from '../blueprints/blueprint.catalog.js';
 import { org } from '../auth/principal.js';
+import { syncWorkflowSubscriptions } from '../notifications/workflow-subscriptions.js';
 import { LOCKED_STATUSES, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
 import { contentColumns, type NewWorkflow, type Workflow, type WorkflowStore } from './workflow.store.js';
 
@@ -29,7 +32,7 @@ export function workflowView(workflow: Workflow, detail: boolean) {
 function content(ctx: EngineContext, body: WorkflowBody): Omit<NewWorkflow, 'organizationId'> {
   return {
     name: body.name,
-    description: body.description,
+    description: body.description || undefined,
     blueprint: body.blueprint,
     region: body.region ?? ctx.config.defaultRegion,
     regionGiven: body.region !== undefined,
@@ -40,17 +43,40 @@ function content(ctx: EngineContext, body: WorkflowBody): Omit<NewWorkflow, 'org
   };
 }
 
+/** An embedded blueprint may be custom (no id), but an id it carries must name a catalog blueprint (issue 20, defect 4). */
+function assertKnownBlueprint(catalog: BlueprintCatalog, body: WorkflowBody): void {
+  const id = body.blueprint.id;
+  if (typeof id === 'string' && !catalog.get(id)) {
+    throw engineError('BLUEPRINT_NOT_FOUND', `blueprint.id: ${JSON.stringify(id)} names no blueprint of GET /blueprints; drop the id to embed a custom blueprint`);
+  }
+}
+
+/** Read-only fields of GET /workflows/{id} a PUT may carry unchanged (issue 20, defect 5). */
+const WORKFLOW_FIXED_FIELDS = {
+  id: 'it is the id of the workflow',
+  created: 'it is the creation time',
+  blueprintId: 'it is the id of the embedded blueprint: change blueprint.id instead',
+  sourceWorkflowId: 'it names the workflow this one was copied from',
+} as const;
+/** Moved by the channel state machine, not by a PUT: ignored. */
+const WORKFLOW_VOLATILE_FIELDS = ['status', 'statusReason'] as const;
+
 const UNLOCKED = WORKFLOW_STATUSES.filter((status) => !LOCKED_STATUSES.includes(status));
 
 /** Spec 4.2.4, 4.2.5 and the paths DESIGN.md adds: GET/PUT/DELETE /workflows/{id} under the lock rule of 3.1. */
-export function workflowRoutes(ctx: EngineContext, workflows: WorkflowStore, channels: ChannelService): RouteSpec[] {
+export function workflowRoutes(ctx: EngineContext, workflows: WorkflowStore, channels: ChannelService, catalog: BlueprintCatalog): RouteSpec[] {
   const body = workflowBodySchema(ctx.config.regions);
   return [
     route({
       method: 'post', path: '/workflows', tag: 'live', summary: 'Create a workflow from a complete blueprint', body,
       handler: async ({ body: input, principal }) => {
+        assertKnownBlueprint(catalog, input);
         const id = newId();
-        await ctx.store.db.transaction().execute((trx) => workflows.insert(trx, id, { organizationId: org(principal), ...content(ctx, input) }, ctx.clock.nowMs()));
+        const workflow = { organizationId: org(principal), ...content(ctx, input) };
+        await ctx.store.db.transaction().execute(async (trx) => {
+          await workflows.insert(trx, id, workflow, ctx.clock.nowMs());
+          await syncWorkflowSubscriptions(ctx, trx, { id, ...workflow });
+        });
         return { id };
       },
     }),
@@ -77,18 +103,26 @@ export function workflowRoutes(ctx: EngineContext, workflows: WorkflowStore, cha
       },
     }),
     route({
-      method: 'put', path: '/workflows/:id', tag: 'live', summary: 'Replace a workflow (refused while it is locked)', params: workflowIdParams, body,
-      handler: async ({ params, body: input, principal }) => {
+      method: 'put', path: '/workflows/:id', tag: 'live', summary: 'Replace a workflow (refused while it is locked)', params: workflowIdParams,
+      body: body.extend(fixedFieldsShape(WORKFLOW_FIXED_FIELDS, WORKFLOW_VOLATILE_FIELDS)),
+      handler: async ({ params, body: sent, principal }) => {
         const organizationId = org(principal);
         const workflow = await workflows.get(organizationId, params.id);
         if (!workflow) throw notFound('Workflow', params.id);
+        // blueprintId follows the blueprint sent, so it is compared with the id of that blueprint.
+        const current = { ...workflowView(workflow, true), blueprintId: typeof sent.blueprint.id === 'string' ? sent.blueprint.id : null };
+        const input = takeUnchanged(sent, current, WORKFLOW_FIXED_FIELDS, WORKFLOW_VOLATILE_FIELDS) as WorkflowBody;
+        assertKnownBlueprint(catalog, input);
         if (LOCKED_STATUSES.includes(workflow.status)) throw engineError('WORKFLOW_LOCKED', `workflow ${params.id} is ${workflow.status}`);
         const columns = { ...contentColumns(content(ctx, input)), updated_at: ctx.clock.nowMs() };
         // A new schedule is considered from scratch; the stop still owed to a running scheduled channel stays.
         const reschedule = JSON.stringify(workflow.schedule ?? null) !== JSON.stringify(input.schedule ?? null) ? { schedule_handled_at: null } : {};
-        if (!(await workflows.patch(organizationId, params.id, UNLOCKED, { ...columns, ...reschedule }))) {
-          throw engineError('WORKFLOW_LOCKED', `workflow ${params.id} changed state meanwhile; retry`);
-        }
+        await ctx.store.db.transaction().execute(async (trx) => {
+          if (!(await workflows.patch(organizationId, params.id, UNLOCKED, { ...columns, ...reschedule }, trx))) {
+            throw engineError('WORKFLOW_LOCKED', `workflow ${params.id} changed state meanwhile; retry`);
+          }
+          await syncWorkflowSubscriptions(ctx, trx, { id: params.id, organizationId, subscriptions: input.subscriptions ?? [] });
+        });
         const updated = await workflows.get(organizationId, params.id);
         return updated ? workflowView(updated, true) : { id: params.id };
       },

@@ -64,7 +64,8 @@ export function workflowBodySchema(regions: readonly string[]) {
   return z.strictObject({
     blueprint: blueprintSchema,
     name: nameText,
-    description: nameText.optional(),
+    // GET answers '' for no description; taking it back keeps PUT of what GET returned working (issue 20).
+    description: z.union([z.literal(''), nameText]).optional(),
     region: z.string().refine((region) => regions.includes(region), `must be one of ${regions.join(', ')} (GET /regions)`).optional(),
     tags: z.array(z.string().trim().min(1).max(64)).max(50).optional(),
     subscriptions: z.array(subscriptionSchema).max(20).optional(),

@@ -3,6 +3,8 @@
 import type { Db, Tx } from '../store/database.js';
 import { fromJson, toJson } from '../store/database.js';
 import { recordChannelEvent } from '../statistics/channel-events.js';
+import { notify } from '../notifications/outbox.js';
+import { archiveReadyEvent, workflowStatusEvent } from '../notifications/events.js';
 import type { Blueprint } from '../blueprints/blueprint.schema.js';
 import type { ChannelInputEndpoint, ChannelOutput } from '../../packager/channel-runtime.js';
 import type { Schedule, WorkflowStatus } from './workflow.schema.js';
@@ -231,8 +233,11 @@ export class WorkflowStore {
         .where('status', 'in', [...from])
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return false;
-      const row = await tx.selectFrom('workflows').select(['region', 'channel_region']).where('id', '=', workflow.id).executeTakeFirstOrThrow();
+      const row = await tx.selectFrom('workflows').select(['region', 'channel_region', 'name', 'status_reason', 'archive_status', 'archive_url']).where('id', '=', workflow.id).executeTakeFirstOrThrow();
       await recordChannelEvent(tx, { workflowId: workflow.id, organizationId: workflow.organizationId, status: to, region: row.channel_region ?? row.region, at: now });
+      const about = { organizationId: workflow.organizationId, workflowId: workflow.id, name: row.name, at: now };
+      await notify(tx, workflowStatusEvent({ ...about, status: to, reason: row.status_reason }));
+      if (to === 'DONE' && row.archive_status === 'AVAILABLE' && row.archive_url) await notify(tx, archiveReadyEvent({ ...about, archiveUrl: row.archive_url }));
       return true;
     };
     return trx ? run(trx) : this.db.transaction().execute(run);
@@ -241,10 +246,11 @@ export class WorkflowStore {
   /** Deletes the row when its status is one of `when`; records DELETED. */
   async remove(workflow: Pick<Workflow, 'id' | 'organizationId'>, when: readonly WorkflowStatus[], now: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('workflows').select(['region', 'channel_region']).where('organization_id', '=', workflow.organizationId).where('id', '=', workflow.id).where('status', 'in', [...when]).executeTakeFirst();
+      const row = await trx.selectFrom('workflows').select(['region', 'channel_region', 'name']).where('organization_id', '=', workflow.organizationId).where('id', '=', workflow.id).where('status', 'in', [...when]).executeTakeFirst();
       if (!row) return false;
       await trx.deleteFrom('workflows').where('id', '=', workflow.id).execute();
       await recordChannelEvent(trx, { workflowId: workflow.id, organizationId: workflow.organizationId, status: 'DELETED', region: row.channel_region ?? row.region, at: now });
+      await notify(trx, workflowStatusEvent({ organizationId: workflow.organizationId, workflowId: workflow.id, name: row.name, status: 'DELETED', reason: null, at: now }));
       return true;
     });
   }

@@ -1,6 +1,7 @@
-// Issue 5 "What done means": a stitched live stream and a stitched VOD stream, through the real engine proxy with the
-// fixture origin and ad server, decode with ffmpeg without errors and play in hls.js in Chromium through the ad and
-// back (currentTime passes the ad start and the ad end, no fatal hls.js error).
+// Issue 5 and issue 19 "What done means": a stitched live stream and a stitched VOD stream, through the real engine proxy
+// with the fixture origin and ad server, for a muxed MPEG-TS origin, a muxed fMP4 origin and a demuxed fMP4 origin,
+// decode with ffmpeg without errors (frame count matching the duration) and play in hls.js in Chromium through the ad
+// and back (currentTime passes the ad start and the ad end, no fatal hls.js error, audio buffered through the ad).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -8,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BREAK_SECONDS, BREAK_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, LAYOUTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
+import { probeBytes } from '../../ssai/media-probe.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
@@ -17,7 +19,7 @@ import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
 /** The player page: hls.js, plus the main-track fragments it loaded (ad ones are the /v1/segment/ URIs). */
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
 const q = new URLSearchParams(location.search);
-window.result = { levels: 0, errors: [], fatal: null, playedTo: 0, times: [], frags: [] };
+window.result = { levels: 0, errors: [], fatal: null, playedTo: 0, times: [], frags: [], audio: [], adAudioAppends: 0 };
 const v = document.getElementById('v');
 const hls = new Hls({ startPosition: Number(q.get('start') ?? -1) });
 hls.on(Hls.Events.MANIFEST_PARSED, (_e, d) => { window.result.levels = d.levels.length; v.play().catch((e) => window.result.errors.push(String(e))); });
@@ -30,6 +32,14 @@ hls.on(Hls.Events.FRAG_LOADED, (_e, d) => {
   if (d.frag.type !== 'main') return;
   window.result.frags.push({ sn: d.frag.sn, start: d.frag.start, end: d.frag.start + d.frag.duration, ad: d.frag.url.includes('/v1/segment/') });
 });
+hls.on(Hls.Events.BUFFER_APPENDED, (_e, d) => {
+  // Audio reaches the buffer from ad fragments (muxed: the main fragment; demuxed: the audio track's).
+  if (d.type === 'audio' || d.type === 'audiovideo') {
+    if (d.frag && d.frag.url.includes('/v1/segment/')) window.result.adAudioAppends++;
+    const r = d.timeRanges && (d.timeRanges.audio || d.timeRanges.audiovideo);
+    if (r) { window.result.audio = []; for (let i = 0; i < r.length; i++) window.result.audio.push([r.start(i), r.end(i)]); }
+  }
+});
 v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; window.result.times.push(v.currentTime); });
 v.addEventListener('playing', () => { v.playbackRate = Number(q.get('rate') ?? 1); });
 hls.loadSource(q.get('src'));
@@ -37,7 +47,7 @@ hls.attachMedia(v);
 </script></body></html>`;
 
 interface Frag { sn: number; start: number; end: number; ad: boolean }
-interface PlaybackResult { levels: number; errors: string[]; fatal: string | null; playedTo: number; times: number[]; frags: Frag[] }
+interface PlaybackResult { levels: number; errors: string[]; fatal: string | null; playedTo: number; times: number[]; frags: Frag[]; audio: Array<[number, number]>; adAudioAppends: number }
 
 /** The ad span of the main track as hls.js placed it: first ad fragment start, last ad fragment end. */
 function adSpan(frags: Frag[]): { start: number; end: number } | undefined {
@@ -46,12 +56,18 @@ function adSpan(frags: Frag[]): { start: number; end: number } | undefined {
   return { start: Math.min(...ads.map((f) => f.start)), end: Math.max(...ads.map((f) => f.end)) };
 }
 
-function ffmpegDecode(input: string, extra: string[] = []): Promise<string> {
+/** ffmpeg decodes a file to nothing: its errors, the video frames and the media seconds it decoded. */
+function ffmpegDecode(input: string): Promise<{ errors: string; frames: number; seconds: number }> {
   return new Promise((resolve) => {
-    execFile('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', ...extra, '-i', input, '-f', 'null', '-'], { maxBuffer: 8 * 1024 * 1024, timeout: 60_000 },
-      (err, _o, stderr) => resolve(err ? `${err.message}\n${stderr}` : stderr));
+    execFile('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-progress', 'pipe:1', '-i', input, '-f', 'null', '-'], { maxBuffer: 8 * 1024 * 1024, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const last = (key: string) => Number([...stdout.matchAll(new RegExp(`^${key}=(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
+        resolve({ errors: err ? `${err.message}\n${stderr}` : stderr, frames: last('frame'), seconds: last('out_time_us') / 1e6 });
+      });
   });
 }
+
+type Decoded = { spans: number; errors: string; seconds: number; frames: number; decodedSeconds: number; spansWithoutAudio: number };
 
 /**
  * Downloads a timeline (following the /v1/segment redirects) and decodes it with ffmpeg span by span: each run of
@@ -59,7 +75,7 @@ function ffmpegDecode(input: string, extra: string[] = []): Promise<string> {
  * (ffmpeg's own HLS demuxer keeps the first init segment's codec configuration across an EXT-X-MAP change, so it
  * cannot decode any fMP4 stream stitched from differently encoded parts, whatever the stitcher does.)
  */
-async function decodeSpans(segments: MediaSegment[], dir: string, name: string): Promise<{ spans: number; errors: string; seconds: number }> {
+async function decodeSpans(segments: MediaSegment[], dir: string, name: string): Promise<Decoded> {
   const get = async (url: string): Promise<Buffer> => {
     const res = await fetch(url);
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
@@ -72,16 +88,20 @@ async function decodeSpans(segments: MediaSegment[], dir: string, name: string):
     else last.push(s);
   }
   const errors: string[] = [];
-  let seconds = 0;
+  const out = { seconds: 0, frames: 0, decodedSeconds: 0, spansWithoutAudio: 0 };
   for (const [i, span] of spans.entries()) {
     const parts = await Promise.all([...(span[0]!.map ? [get(span[0]!.map.uri)] : []), ...span.map((s) => get(s.uri))]);
-    const file = path.join(dir, `${name}-${i}.mp4`);
-    await writeFile(file, Buffer.concat(parts));
-    const e = await ffmpegDecode(file);
-    if (e) errors.push(`span ${i} (${span[0]!.uri} …): ${e}`);
-    seconds += span.reduce((t, s) => t + s.duration, 0);
+    const file = path.join(dir, `${name}-${i}.${span[0]!.map ? 'mp4' : 'ts'}`);
+    const bytes = Buffer.concat(parts);
+    await writeFile(file, bytes);
+    const d = await ffmpegDecode(file);
+    if (d.errors) errors.push(`span ${i} (${span[0]!.uri} …): ${d.errors}`);
+    if (!(await probeBytes(bytes))?.audio) out.spansWithoutAudio++;
+    out.frames += d.frames;
+    out.decodedSeconds += d.seconds;
+    out.seconds += span.reduce((t, s) => t + s.duration, 0);
   }
-  return { spans: spans.length, errors: errors.join('\n'), seconds };
+  return { spans: spans.length, errors: errors.join('\n'), ...out };
 }
 
 /** The segments of a media playlist with absolute URIs. */
@@ -90,7 +110,9 @@ function absolute(segments: MediaSegment[], base: string): MediaSegment[] {
   return segments.map((s) => ({ ...s, uri: abs(s.uri), ...(s.map ? { map: { ...s.map, uri: abs(s.map.uri) } } : {}) }));
 }
 
-describe('stitched playback end to end', () => {
+describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitched playback end to end, %s origin', (layout) => {
+  const fps = LAYOUTS[layout].fps;
+  const demuxed = layout === 'demuxed-fmp4';
   let h: SsaiHarness;
   let liveGuid: string;
   let vodGuid: string;
@@ -99,7 +121,7 @@ describe('stitched playback end to end', () => {
   let work = '';
 
   beforeAll(async () => {
-    h = await startSsai();
+    h = await startSsai({ origin: { layout } });
     // vast4: ads a (6 s) and b (4 s) fill the whole 10 s break, so the content resumes exactly at the CUE-IN.
     liveGuid = await h.configure('/vast4?sid=[session.id]');
     vodGuid = await h.configure('/vast4?sid=[session.id]', { type: 'broker' });
@@ -125,6 +147,14 @@ describe('stitched playback end to end', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
+  /** A decoded track: its frames (video) or decoded seconds (audio) match its duration within one segment, audio in every span of a muxed track. */
+  function expectWholeTrack(d: Decoded, kind: 'video' | 'audio', what: string): void {
+    expect(d.errors, what).toBe('');
+    if (kind === 'video') expect(Math.abs(d.frames - d.seconds * fps), `${what}: ${d.frames} frames for ${d.seconds} s`).toBeLessThanOrEqual(SEGMENT_SECONDS * fps);
+    else expect(Math.abs(d.decodedSeconds - d.seconds), `${what}: ${d.decodedSeconds} s decoded for ${d.seconds} s`).toBeLessThanOrEqual(SEGMENT_SECONDS);
+    if (!demuxed || kind === 'audio') expect(d.spansWithoutAudio, `${what}: spans without audio`).toBe(0);
+  }
+
   /** the media playlists (video variants and audio renditions) of a stitched master */
   async function mediaUrls(guid: string, source: string): Promise<{ video: string[]; audio: string[] }> {
     const master = await h.get(`/v1/master/${guid}/${source}`);
@@ -136,7 +166,7 @@ describe('stitched playback end to end', () => {
   it('decodes the stitched VOD media playlists (content from the origin, ads through /v1/segment redirects) with ffmpeg', async () => {
     const { video, audio } = await mediaUrls(vodGuid, 'vod/master.m3u8');
     expect(video.length).toBe(2);
-    expect(audio.length).toBe(2);
+    expect(audio.length).toBe(demuxed ? 2 : 0);
     for (const u of [...video, ...audio]) {
       const text = (await h.get(u)).text;
       const pl = scanMediaPlaylist(text).playlist!;
@@ -146,7 +176,8 @@ describe('stitched playback end to end', () => {
       expect(pl.segments.some((s) => s.uri.startsWith(h.origin.url))).toBe(true);
       const decoded = await decodeSpans(absolute(pl.segments, `${h.engine.url}${u}`), work, `vod-${u.split('/').pop()}`);
       expect(decoded.spans).toBe(4); // content, ad a, ad b, content
-      expect(decoded.errors, `ffmpeg on ${u}:\n${text}`).toBe('');
+      expect(decoded.seconds).toBeCloseTo(CLIP_SEGMENTS * SEGMENT_SECONDS, 0); // from the first to the last segment
+      expectWholeTrack(decoded, audio.includes(u) ? 'audio' : 'video', `ffmpeg on ${u}:\n${text}`);
     }
   }, 120_000);
 
@@ -159,7 +190,7 @@ describe('stitched playback end to end', () => {
     const stop = (2 * CLIP_SEGMENTS + BREAK_START - 1) * SEGMENT_SECONDS;
     h.origin.position = start;
     const { video, audio } = await mediaUrls(liveGuid, 'live/master.m3u8');
-    for (const u of [video[0]!, audio[0]!]) {
+    for (const u of demuxed ? [video[0]!, audio[0]!] : [video[0]!]) {
       const bySequence = new Map<number, MediaSegment>();
       for (let t = start; t <= stop; t += SEGMENT_SECONDS) {
         h.origin.position = t;
@@ -178,7 +209,8 @@ describe('stitched playback end to end', () => {
       expect(segments.at(-1)!.uri.startsWith(h.origin.url)).toBe(true);
       const decoded = await decodeSpans(segments, work, `live-${u.split('/').pop()}`);
       expect(decoded.spans).toBeGreaterThanOrEqual(4);
-      expect(decoded.errors, `ffmpeg on the live timeline of ${u}`).toBe('');
+      expect(decoded.seconds).toBeGreaterThanOrEqual(20);
+      expectWholeTrack(decoded, u === audio[0] ? 'audio' : 'video', `ffmpeg on the live timeline of ${u}`);
     }
   }, 120_000);
 
@@ -216,6 +248,9 @@ describe('stitched playback end to end', () => {
     expect(result.times.some((t) => t > span!.start + 0.5 && t < span!.end - 0.5), summary).toBe(true);
     expect(result.playedTo, summary).toBeGreaterThan(span!.end + 0.5);
     expect(result.frags.some((f) => !f.ad && f.start >= span!.end - 0.2), summary).toBe(true);
+    // Audio came from the ad fragments and the buffered audio covers the ad span.
+    expect(result.adAudioAppends, summary).toBeGreaterThan(0);
+    expect(result.audio.some(([s, e]) => s <= span!.start + 0.5 && e >= span!.end - 0.5), summary).toBe(true);
   }
 
   it('plays the stitched VOD master in hls.js through the ad and back', async (ctx) => {

@@ -51,6 +51,8 @@ export async function startTestEngine(
     ENGINE_ADMIN_EMAIL: ADMIN_EMAIL,
     ENGINE_ADMIN_PASSWORD: ADMIN_PASSWORD,
     LOG_LEVEL: 'silent',
+    // the RTMP ingest server binds on the first RTMP_PUSH start; never the shared 1935 in tests
+    RTMP_PORT: '0',
     PATH: process.env.PATH,
     ...options.env,
   };

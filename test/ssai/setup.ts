@@ -31,7 +31,7 @@ export async function startEngineWith(options: SsaiPartOptions & { env?: Record<
   const { env, ...part } = options;
   return startTestEngine({
     dataDir, ...(env ? { env } : {}),
-    parts: [foundationPart, vodPart, createSsaiPart({ originCacheMs: 0, creativeWaitMs: 120_000, ...part })],
+    parts: [foundationPart, vodPart, createSsaiPart({ originCacheMs: 0, creativeWaitMs: 120_000, decisionDeadlineMs: 180_000, ...part })],
   });
 }
 

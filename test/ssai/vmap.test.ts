@@ -36,16 +36,18 @@ describe('VMAP timeOffset', () => {
 });
 
 describe('avails from VMAP breaks', () => {
-  it('places each break on the nearest segment boundary, bounded by the next break, and reports what it cannot place', () => {
+  it('places each break on the nearest segment boundary as an insertion (post-roll after the last segment), and reports what it cannot place', () => {
     const { avails, warnings } = availsFromVmap(vod(), [
       brk('mid', '00:00:07.200'), brk('pre', 'start'), brk('three-q', '75%'), brk('post', 'end'), brk('pos', '#1'), brk('dup', '00:00:08.5'), brk('late', '00:00:19.5'),
     ]);
-    expect(avails.map((a) => [a.id, a.startSegmentIndex, a.endSegmentIndex, a.duration])).toEqual([
-      ['vmap-pre', 0, 4, 8], ['vmap-mid', 4, 7, 6], ['vmap-three-q', 7, 10, 6],
+    // 7.2 s snaps to 8 s (segment 4), 75 % of 20 s to 14 s (segment 7), the end and 19.5 s to 20 s (after segment 9)
+    expect(avails.map((a) => [a.id, a.startSegmentIndex, a.endSegmentIndex, a.contentOffsetSeconds])).toEqual([
+      ['vmap-pre', 0, 0, 0], ['vmap-mid', 4, 4, 8], ['vmap-three-q', 7, 7, 14], ['vmap-post', 10, 10, 20],
     ]);
-    for (const a of avails) expect(a).toMatchObject({ open: false, durationFromCue: false, slotDuration: 2, startVisible: true });
+    for (const a of avails) expect(a).toMatchObject({ insert: true, open: false, durationFromCue: false, slotDuration: 2, startVisible: true });
     expect(avails[1]!.startPdtMs).toBe(Date.UTC(2026, 0, 5, 0, 0, 8));
-    expect(warnings.map((w) => w.breakId).sort()).toEqual(['dup', 'late', 'pos', 'post']);
+    expect(avails[3]!.startPdtMs).toBe(Date.UTC(2026, 0, 5, 0, 0, 20));
+    expect(warnings.map((w) => w.breakId).sort()).toEqual(['dup', 'late', 'pos']);
   });
 
   it('gives a live playlist (no ENDLIST) no VMAP avails', () => {
@@ -103,16 +105,17 @@ describe('VMAP through the planner', () => {
     expect(vast.requests.slice(before).map((r) => r.path)).toEqual(['/vmap']); // one VMAP request per session
     expect(a1).toEqual(a2);
     expect(again).toEqual(a1);
-    // start → 0, 00:00:08 → segment 4, 75 % of 20 s → segment 7; the post-roll has no content to replace
-    expect(a1.map((a) => [a.id, a.startSegmentIndex, a.endSegmentIndex])).toEqual([['vmap-preroll', 0, 4], ['vmap-midroll-1', 4, 7], ['vmap-midroll-2', 7, 10]]);
+    // start → 0, 00:00:08 → segment 4, 75 % of 20 s → segment 7, end → after the last segment: insertions
+    expect(a1.map((a) => [a.id, a.startSegmentIndex, a.endSegmentIndex])).toEqual([['vmap-preroll', 0, 0], ['vmap-midroll-1', 4, 4], ['vmap-midroll-2', 7, 7], ['vmap-postroll', 10, 10]]);
 
     const records = [];
     for (const a of a1) records.push(await p.recordFor(session, adServer, a, 2));
     // pre-roll: the inline VAST of the VMAP (no request); mid-rolls: their own ad tags, never the VMAP URL again
     expect(vast.requests.slice(before).map((r) => r.path)).toEqual(['/vmap', '/vast3', '/vast4']);
-    expect(records.map((r) => r.ads.map((ad) => ad.adId))).toEqual([['ad-a'], ['ad-a'], ['ad-a']]);
-    expect(records[2]!.skipped).toEqual([{ adId: 'ad-b', reason: 'does not fit the avail' }]); // 6 s of room after ad a
-    expect(records.map((r) => [r.startSegmentIndex, r.endSegmentIndex])).toEqual([[0, 3], [4, 7], [7, 10]]);
+    expect(records.map((r) => r.ads.map((ad) => ad.adId))).toEqual([['ad-a'], ['ad-a'], ['ad-a', 'ad-b'], ['ad-b']]);
+    // An insertion replaces nothing and lasts as long as its ads.
+    expect(records.map((r) => [r.startSegmentIndex, r.endSegmentIndex, r.duration, r.insert])).toEqual([[0, 0, 6, true], [4, 4, 6, true], [7, 7, 10, true], [10, 10, 4, true]]);
+    expect(records.every((r) => !r.skipped.length)).toBe(true);
     expect(records.every((r) => r.ads.every((ad) => !ad.slate))).toBe(true);
     expect(records[0]!.ads[0]!.tracking.impression).toEqual([`${vast.url}/track/impression/a`]);
   });

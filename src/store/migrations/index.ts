@@ -4,6 +4,10 @@ import * as m0002 from './0002-live.js';
 import * as m0003 from './0003-inputs-statistics.js';
 import * as m0004 from './0004-vod.js';
 import * as m0005 from './0005-adinserts.js';
+import * as m0006 from './0006-broker.js';
+import * as m0008 from './0008-notifications.js';
+import * as m0009 from './0009-hardening.js';
+import * as m0010 from './0010-channel-commands.js';
 
 /** Every migration, in order. A resource adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +16,8 @@ export const migrations: Record<string, Migration> = {
   '0003-inputs-statistics': m0003,
   '0004-vod': m0004,
   '0005-adinserts': m0005,
+  '0006-broker': m0006,
+  '0008-notifications': m0008,
+  '0009-hardening': m0009,
+  '0010-channel-commands': m0010,
 };

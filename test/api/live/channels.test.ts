@@ -4,6 +4,7 @@ import { NO_RUNTIME_REASON } from '../../../src/channels/channel-runtime.service
 import { listChannelEvents } from '../../../src/statistics/channel-events.js';
 import { DIALECTS, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';
 import { catalogBlueprint, live, RuntimeDouble } from './live-helpers.js';
+import { LiveRuntime } from '../../../packager/live-runtime.js';
 
 describe.each(DIALECTS)('channels and the workflow state machine on %s', (dialect: DialectChoice) => {
   let engine: TestEngine;
@@ -42,7 +43,13 @@ describe.each(DIALECTS)('channels and the workflow state machine on %s', (dialec
     (await listChannelEvents(engine.ctx.store.db, { organizationId: engine.defaultOrganizationId, fromMs: 0, toMs: Number.MAX_SAFE_INTEGER }))
       .filter((e) => e.workflowId === id).map((e) => e.status);
 
+  it('runs channels in a default engine: the packager registers its runtime', () => {
+    expect(engine.ctx.services.channelRuntime).toBeInstanceOf(LiveRuntime);
+  });
+
   it('fails a start with the reason when no channel runtime is registered, never pretending RUNNING', async () => {
+    // an engine without the packager role
+    delete engine.ctx.services.channelRuntime;
     const id = await workflow();
     const answer = await startChannels([id]);
     expect(answer.status).toBe(200);
@@ -169,7 +176,7 @@ describe.each(DIALECTS)('channels and the workflow state machine on %s', (dialec
     const delay = Date.parse(answer.body.startsAt) - clock.nowMs();
     expect(delay).toBeGreaterThanOrEqual(15_000);
     expect(delay).toBeLessThanOrEqual(20_000);
-    expect(runtime.adBreaks).toEqual([{ workflowId: id, adBreak: { spliceEventId: answer.body.spliceEventId, startsAt: Date.parse(answer.body.startsAt), duration: 30 } }]);
+    expect(runtime.adBreaks).toEqual([{ workflowId: id, adBreak: { spliceEventId: answer.body.spliceEventId, startsAt: Date.parse(answer.body.startsAt), duration: 30, requestedAt: clock.nowMs() } }]);
   });
 
   it('switches between the inputs of a two-input channel', async () => {

@@ -12,7 +12,8 @@ import { catalogBlueprint, live, RuntimeDouble } from './live-helpers.js';
 
 /** The engine's parts with a runtime double registered first, so start-up catch-up already has a runtime. */
 function partsWith(runtime: RuntimeDouble): EnginePart[] {
-  return [{ name: 'runtime-double', roles: ['api'], init: (ctx) => { ctx.services.channelRuntime = runtime; } }, ...ENGINE_PARTS];
+  // last, so the double replaces the packager's runtime
+  return [...ENGINE_PARTS, { name: 'runtime-double', roles: ['api'], init: (ctx) => { ctx.services.channelRuntime = runtime; } }];
 }
 
 /** A live API key: ID tokens expire after an hour and these tests move the clock by days. */

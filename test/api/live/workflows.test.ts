@@ -18,7 +18,7 @@ describe('workflows', () => {
   const count = async () => (await engine.api('GET', '/workflows', { headers: auth })).body.items.length as number;
 
   it('creates a workflow from a complete blueprint and reads it back', async () => {
-    const created = await create({ ...valid, inputWhitelistCIDRs: ['203.0.113.0/24', '2001:db8::/32'], subscriptions: [{ protocol: 'email', endpoint: 'ops@example.test' }] });
+    const created = await create({ ...valid, inputWhitelistCIDRs: ['203.0.113.0/24', '2001:db8::/32'], subscriptions: [{ protocol: 'https', endpoint: 'https://ops.example.test/hook' }] });
     expect(created.status).toBe(200);
     expect(Object.keys(created.body)).toEqual(['id']);
     const read = await engine.api('GET', `/workflows/${created.body.id}`, { headers: auth });

@@ -47,7 +47,7 @@ describe('cue finder', () => {
     expect(late.startPdtMs).toBe(early.startPdtMs);
   });
 
-  it('finds EXT-X-DATERANGE SCTE35-OUT / SCTE35-IN breaks by ID and decodes the hex cue', () => {
+  it('finds EXT-X-DATERANGE SCTE35-OUT / SCTE35-IN breaks, named by the splice event id, and decodes the hex cue', () => {
     const start = new Date(PDT0 + 12000).toISOString();
     const { avails: [a] } = avails({
       first: 0, count: 10, pdtBase: PDT0,
@@ -56,7 +56,7 @@ describe('cue finder', () => {
         7: [`#EXT-X-DATERANGE:ID="splice-4242",START-DATE="${start}",DURATION=30,SCTE35-IN=${spliceIn.hex}`],
       },
     });
-    expect(a).toMatchObject({ id: 'dr-splice-4242', kind: 'daterange', startSegmentIndex: 2, endSegmentIndex: 7, duration: 30, startPdtMs: PDT0 + 12000 });
+    expect(a).toMatchObject({ id: 'scte-4242', kind: 'daterange', startSegmentIndex: 2, endSegmentIndex: 7, duration: 30, startPdtMs: PDT0 + 12000 });
     expect(a?.scte35?.command.type).toBe('splice_insert');
   });
 
@@ -119,5 +119,32 @@ describe('cue finder', () => {
     });
     expect(ids[0]).toEqual([['scte-4242', 1]]);
     expect(ids[1]).toEqual(ids[0]);
+  });
+});
+
+const OUT_HEX = `0x${Buffer.from(spliceOut.base64, 'base64').toString('hex')}`;
+
+describe('malformed cues (issue 19 point 3)', () => {
+  it('ignores a negative CUE-OUT duration and a DATERANGE without ID or with an unparseable START-DATE, with a reason each', () => {
+    const { avails: list, warnings } = avails({ first: 0, count: 8, pdtBase: PDT0, tags: {
+      1: ['#EXT-X-CUE-OUT:-10'],
+      2: [`#EXT-X-DATERANGE:START-DATE="not a date",PLANNED-DURATION=30,SCTE35-OUT=${OUT_HEX}`],
+      3: [`#EXT-X-DATERANGE:ID="b",START-DATE="2026-13-45T99:99:99Z",PLANNED-DURATION=30,SCTE35-OUT=${OUT_HEX}`],
+      4: ['#EXT-X-CUE-OUT:DURATION=1e308', '#EXT-X-CUE-OUT-CONT:ElapsedTime=abc,Duration=30'],
+      5: [`#EXT-X-DATERANGE:ID="old",START-DATE="1970-01-01T00:00:00Z",PLANNED-DURATION=30,SCTE35-OUT=${OUT_HEX}`],
+      6: ['#EXT-X-CUE-OUT:12'],
+    } });
+    expect(warnings.map((w) => [w.line > 0, w.reason])).toEqual([
+      [true, 'bad_duration'], [true, 'missing_id'], [true, 'bad_date'], [true, 'bad_duration'], [true, 'bad_elapsed'], [true, 'out_of_window'],
+    ]);
+    // Only the well-formed cue makes a break.
+    expect(list.map((a) => [a.startSegmentIndex, a.duration])).toEqual([[6, 12]]);
+  });
+
+  it('places a DATERANGE announced ahead of the window past its end (decided early, stitched when it comes)', () => {
+    const start = new Date(PDT0 + 8 * 6000 + 12_000).toISOString();
+    const { avails: [a], warnings } = avails({ first: 0, count: 8, pdtBase: PDT0, trailing: [`#EXT-X-DATERANGE:ID="ahead",START-DATE="${start}",PLANNED-DURATION=30,SCTE35-OUT=${OUT_HEX}`] });
+    expect(warnings).toEqual([]);
+    expect(a).toMatchObject({ id: 'scte-4242', startSegmentIndex: 10, startPdtMs: Date.parse(start), duration: 30, open: true });
   });
 });

@@ -224,3 +224,31 @@ describe('media playlist stitching', () => {
     ]);
   });
 });
+
+describe('VOD insertion (issue 19 point 2)', () => {
+  const ad = (id: string, seconds: number): PlannedAd => ({ id, duration: seconds, segments: [{ uri: `https://ads.example/${id}/0.ts`, duration: seconds }] });
+  const vod = originPlaylist({ first: 0, count: 4, pdtBase: PDT0, endList: true,
+    tags: { 2: ['#EXT-X-CUE-OUT:0', '#EXT-X-DATERANGE:ID="chapter",START-DATE="2026-03-01T12:00:12.000Z",DURATION=6'] } });
+
+  it('finds a VOD CUE-OUT:0 as an insertion and keeps every content segment around the inserted ads', () => {
+    const pl = scanMediaPlaylist(vod).playlist!;
+    const [found] = findAvails(pl).avails;
+    expect(found).toMatchObject({ startSegmentIndex: 2, endSegmentIndex: 2, insert: true, contentOffsetSeconds: 12 });
+    const avail: StitchAvail = { id: 'i', startSegmentIndex: 2, endSegmentIndex: 2, duration: 5, slotDuration: 6, startPdtMs: found!.startPdtMs!, ads: [ad('x', 5)], insert: true };
+    const post: StitchAvail = { id: 'p', startSegmentIndex: 4, endSegmentIndex: 4, duration: 3, slotDuration: 6, startPdtMs: PDT0 + 24_000, ads: [ad('y', 3)], insert: true };
+    const r = stitchMediaPlaylist(pl, { originUrl: ORIGIN, avails: [post, avail], trackKind: 'video' });
+    const out = scanMediaPlaylist(r.text).playlist!;
+    expect(out.segments.map((s) => s.uri.replace(/^.*\//, ''))).toEqual(['seg0.ts', 'seg1.ts', '0.ts', 'seg2.ts', 'seg3.ts', '0.ts']);
+    expect(out.segments.map((s) => (s.pdtMs! - PDT0) / 1000)).toEqual([0, 6, 12, 17, 23, 29]);
+    // The origin's DATERANGE on the moved content moves with it; the cue is gone.
+    expect(r.text).toContain('ID="chapter",START-DATE="2026-03-01T12:00:17.000Z",DURATION=6');
+    expect(r.text).not.toContain('CUE-OUT');
+    expect(checkPlaylist(r.text)).toEqual([]);
+  });
+
+  it('never inserts into a live window: an insertion there is ignored', () => {
+    const live = scanMediaPlaylist(originPlaylist({ first: 0, count: 4 })).playlist!;
+    const r = stitchMediaPlaylist(live, { originUrl: ORIGIN, avails: [{ id: 'i', startSegmentIndex: 2, endSegmentIndex: 2, duration: 5, slotDuration: 6, ads: [ad('x', 5)], insert: true }], trackKind: 'video' });
+    expect(scanMediaPlaylist(r.text).playlist!.segments.length).toBe(4);
+  });
+});

@@ -20,6 +20,12 @@ describe('playlist checker', () => {
     expect(rules(checkMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\n#EXTINF:6,\nb.ts\nc.ts\n'))).toEqual(['EXTINF_WITHOUT_URI', 'URI_WITHOUT_EXTINF']);
   });
 
+  it('flags an MPEG-TS segment under an EXT-X-MAP (the stitched TS content after an fMP4 ad of issue 19)', () => {
+    const text = '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\ncontent-1.ts\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI="ad/init.mp4"\n#EXTINF:2,\nad/0.m4s\n'
+      + '#EXT-X-DISCONTINUITY\n#EXTINF:2,\ncontent-2.ts?token=a\n';
+    expect(checkMediaPlaylist(text)).toEqual([expect.objectContaining({ rule: 'TS_SEGMENT_UNDER_MAP', line: 11 })]);
+  });
+
   it('flags a DATERANGE in a playlist without program date time', () => {
     const f = checkMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-DATERANGE:ID="a"\n#EXTINF:6,\na.ts\n');
     expect(rules(f)).toEqual(['DATERANGE_WITHOUT_PDT', 'DATERANGE_INCOMPLETE']);

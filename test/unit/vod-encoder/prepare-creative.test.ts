@@ -65,7 +65,7 @@ describe('prepareCreative', () => {
     }
     const a = await probeMedia(path.join(c.dir, c.masterPath));
     expect(a.ok && a.value.audioSampleRate).toBe(48_000);
-    const audioTotal = c.audioOnly.segments.reduce((a, s) => a + s.duration, 0);
+    const audioTotal = c.audioOnly!.segments.reduce((a, s) => a + s.duration, 0);
     // Audio ends with the video: within one AAC frame (21 ms) plus priming.
     expect(Math.abs(audioTotal - c.durationSec)).toBeLessThan(0.05);
     const master = await decode(path.join(c.dir, c.masterPath));

@@ -1,0 +1,233 @@
+// bench/ssai-capacity (issue 19 point 4): how many viewers one engine process serves with personalised ads, at the
+// players' own pace. Open loop: every viewer has its own session and its own ads (the fixture ad server answers each
+// session with its own ad ids and tracking URLs), reloads its media playlist once per target duration (2 s) at its own
+// phase, and latency counts from the scheduled send, so a stall shows as latency instead of slowing the load down. The
+// origin (real-time live window, 2 s segments, a 10 s break every 20 s: a break in every window) and the ad server run
+// in a child process, the load generator in another (many sockets, its own event loop), the engine in this one.
+// Beside each run: a static node:http server answering the origin's media playlist at the same rate (baseline).
+// Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForm=daterange-ahead]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
+const SELF = fileURLToPath(import.meta.url);
+const PERIOD_MS = 2000;
+
+type LoadResult = {
+  viewers: number; seconds: number; sent: number; answered: number; errors: number; statuses: Record<string, number>;
+  p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number; maxMs: number; withAds: number; setupMs: number;
+};
+
+/** Runs this file in a child node process with a role; resolves with the child and its first stdout line (JSON). */
+async function child<T>(args: string[]): Promise<{ proc: ChildProcess; first: T; rest: Promise<string> }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=2048' } });
+  const lines = createInterface({ input: proc.stdout! });
+  const it = lines[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) throw new Error(`child ${args[0]} ended before answering`);
+  const rest = (async () => { let out = ''; for (let n = await it.next(); !n.done; n = await it.next()) out += n.value; return out; })();
+  return { proc, first: JSON.parse(first.value) as T, rest };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// world: the origin and the ad server, outside the engine's process
+// ---------------------------------------------------------------------------------------------------------------
+async function world(cueForm: string): Promise<void> {
+  const { OriginServer, CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
+  const { VastServer } = await import('../fixtures/vast-server.js');
+  // Start a few segments before the first break's announcement, real time from there.
+  const origin = await OriginServer.start({ cueForm: cueForm as never, realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
+  const vast = await VastServer.start();
+  setInterval(() => { (vast as unknown as { requests: unknown[] }).requests.length = 0; }, 5000).unref(); // its request log
+  process.stdout.write(`${JSON.stringify({ origin: origin.url, vast: vast.url })}\n`);
+  process.stdin.resume();
+  process.stdin.on('end', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// load: open-loop viewers
+// ---------------------------------------------------------------------------------------------------------------
+async function load(base: string, viewers: number, seconds: number, masterPath: string, mediaPath: string): Promise<void> {
+  const { Pool } = await import('undici');
+  const pool = new Pool(base, { connections: Math.min(1024, Math.max(64, Math.ceil(viewers / 10))), keepAliveTimeout: 30_000 });
+  const get = async (p: string): Promise<{ status: number; text: string }> => {
+    const r = await pool.request({ path: p, method: 'GET' });
+    return { status: r.statusCode, text: await r.body.text() };
+  };
+  // Sessions first (each viewer its own), 64 at a time: what a player does before its first media playlist.
+  const setup0 = Date.now();
+  const media: string[] = new Array(viewers);
+  let next = 0;
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (next < viewers) {
+      const i = next++;
+      if (!masterPath) { media[i] = mediaPath; continue; }
+      const m = await get(masterPath);
+      const uri = m.text.split('\n').find((l, k, all) => l && !l.startsWith('#') && all[k - 1]?.startsWith('#EXT-X-STREAM-INF'));
+      if (m.status !== 200 || !uri) throw new Error(`master answered ${m.status}`);
+      media[i] = uri;
+    }
+  }));
+  const setupMs = Date.now() - setup0;
+  const phase = Array.from({ length: viewers }, () => Math.random() * PERIOD_MS);
+  const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let sent = 0, answered = 0, errors = 0, withAds = 0;
+  const t0 = performance.now() + 200;
+  const end = t0 + seconds * 1000;
+  const inflight = new Set<Promise<void>>();
+  const fire = (i: number, scheduled: number): void => {
+    sent++;
+    const p = (async () => {
+      try {
+        const r = await get(media[i]!);
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (r.status !== 200) errors++;
+        if (r.text.includes('/v1/segment/')) withAds++;
+      } catch {
+        errors++;
+        statuses.error = (statuses.error ?? 0) + 1;
+      }
+      answered++;
+      latencies.push(performance.now() - scheduled);
+    })();
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  };
+  // The schedule: viewer i sends at t0 + phase[i] + k·period. Checked every millisecond; late sends keep their time.
+  let round = 0, cursor = 0;
+  await new Promise<void>((resolve) => {
+    const tick = (): void => {
+      const now = performance.now();
+      for (;;) {
+        const i = order[cursor]!;
+        const at = t0 + round * PERIOD_MS + phase[i]!;
+        if (at > now || at >= end) break;
+        fire(i, at);
+        if (++cursor === viewers) { cursor = 0; round++; }
+      }
+      if (now >= end) resolve(); else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  await Promise.all(inflight);
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
+  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  await pool.close();
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// main: the engine, the runs, the report
+// ---------------------------------------------------------------------------------------------------------------
+async function main(): Promise<void> {
+  const levels = (process.argv[2] ?? '3000,6000,10000').split(',').map(Number);
+  const seconds = Number(process.argv[3] ?? 40);
+  const cueForm = process.argv[4] ?? 'daterange-ahead';
+  const { startEngineWith } = await import('../test/ssai/setup.js');
+  const w = await child<{ origin: string; vast: string }>(['--role=world', cueForm]);
+  const runLoad = async (base: string, viewers: number, masterPath: string, mediaPath = ''): Promise<LoadResult> => {
+    const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), masterPath || '-', mediaPath || '-']);
+    return c.first;
+  };
+  const metric = (text: string, name: string): number => text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'))
+    .reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const heap = (): number => { global.gc?.(); global.gc?.(); return process.memoryUsage().heapUsed; };
+  const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+  const runs: Array<Record<string, unknown>> = [];
+  const loadBefore = loadavg();
+
+  for (const viewers of levels) {
+    // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
+    const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, env: { LOG_LEVEL: 'silent' } });
+    const auth = { Authorization: (await engine.login()).IdToken };
+    const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
+    const guid = created.body.guid as string;
+    // Prepares the two creatives for this ladder once (cached on disk across runs): a warm-up session through a break.
+    for (let tries = 0; tries < 40; tries++) {
+      const master = await (await fetch(`${engine.url}/v1/master/${guid}/live/master.m3u8`)).text();
+      const uri = master.split('\n').find((l, k, all) => l && !l.startsWith('#') && all[k - 1]?.startsWith('#EXT-X-STREAM-INF'))!;
+      if ((await (await fetch(`${engine.url}${uri}`)).text()).includes('/v1/segment/')) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const metricsBefore = await (await fetch(`${engine.url}/metrics`)).text();
+    const heapBefore = heap();
+    const cpu0 = process.cpuUsage();
+    const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
+    const cpu1 = process.cpuUsage(cpu0);
+    const heapAfter = heap();
+    const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
+    const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
+    const availSeconds = delta('ssai_avail_seconds_total');
+    const filledSeconds = delta('ssai_avail_filled_seconds_total');
+    await engine.close();
+    // The static baseline at the same rate: the origin's media playlist from a bare node:http server in this process.
+    const originText = await (await fetch(`${w.first.origin}/live/v0.m3u8`)).text();
+    const bare = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); });
+    await new Promise<void>((r) => bare.listen(0, '127.0.0.1', () => r()));
+    const cpu2 = process.cpuUsage();
+    const baseline = await runLoad(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
+    const cpu3 = process.cpuUsage(cpu2);
+    bare.close();
+    // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
+    const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
+    const run = {
+      viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
+      fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
+      decisionsLate: delta('ssai_decisions_late_total'), decisionsEarly: delta('ssai_decisions_early_total'),
+      bytesPerViewer: Math.round((heapAfter - heapBefore) / viewers),
+      cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + viewers), baseline: cpuUs(cpu3, baseline.answered) },
+    };
+    runs.push(run);
+    process.stdout.write(`${JSON.stringify(run)}\n`);
+  }
+  // The VAST answer of one viewer read by the cheap inline path and by the full client (DOM + vast-client), in this process.
+  const vastText = await (await fetch(`${w.first.vast}/vast-viewer?sid=0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f`)).text();
+  const { VastDecisionClient } = await import('../ssai/vast-decision.js');
+  const { inlineLinearAds } = await import('../ssai/vast-inline.js');
+  const full = new VastDecisionClient({ inlineFastPath: false });
+  const timeIt = async (f: () => unknown, n: number): Promise<number> => {
+    for (let i = 0; i < n / 10; i++) await f();
+    const t = performance.now();
+    for (let i = 0; i < n; i++) await f();
+    return Math.round(((performance.now() - t) * 1000) / n);
+  };
+  const vastParseUs = { inline: await timeIt(() => inlineLinearAds(vastText), 5000), fullClient: await timeIt(() => full.fromText(vastText, w.first.vast), 500) };
+  w.proc.stdin!.end();
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+    method: `open loop, ${seconds} s per run after the sessions are made: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at a random phase, latency from the scheduled send; origin (${cueForm} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
+    goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
+    vastParseUs,
+    runs,
+  };
+  await mkdir('bench/results', { recursive: true });
+  await writeFile('bench/results/ssai-capacity.json', JSON.stringify(result, null, 2) + '\n');
+  const row = (r: Record<string, unknown>) => {
+    const p = r.proxy as LoadResult, b = r.baseline as LoadResult;
+    return `| ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+  };
+  await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
+    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForm}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
+    + '| viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + runs.map(row).join('')
+    + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
+    + '\nCPU µs/req: CPU time of the engine process over the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency.\n');
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  process.exit(0);
+}
+
+if (role === 'world') await world(process.argv[3] ?? 'daterange-ahead');
+else if (role === 'load') {
+  const [, , , base, viewers, seconds, master, mediaPath] = process.argv;
+  await load(base!, Number(viewers), Number(seconds), master === '-' ? '' : master!, mediaPath === '-' ? '' : mediaPath!);
+} else await main();

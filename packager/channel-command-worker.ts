@@ -1,0 +1,128 @@
+// The packager side of channel commands (src/channels/channel-command.store.ts): heartbeats so api processes see it
+// alive, claims the commands it may run (untargeted starts, and everything aimed at channels it runs), runs them on
+// this process's runtime and writes the answer back. Commands of different channels run side by side: a start waits
+// for its first segment and must not hold up another channel's stop.
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Counter } from 'prom-client';
+import type { Clock } from '../src/core/clock.js';
+import type { Logger } from '../src/core/logger.js';
+import type { Db, Dialect } from '../src/store/database.js';
+import type { AdBreak, ChannelRuntime, ChannelSpec } from './channel-runtime.js';
+import type { CommandWakeup } from '../src/channels/channel-command-wakeup.js';
+import { beat, claimNext, finish, HEARTBEAT_MS, leave, pruneCommands, releaseOwner, type ChannelCommand } from '../src/channels/channel-command.store.js';
+
+export interface ChannelCommandWorkerOptions {
+  db: Db;
+  dialect: Dialect;
+  runtime: ChannelRuntime;
+  /** wall time: heartbeats are compared across processes */
+  clock: Clock;
+  logger: Logger;
+  publicUrl: () => string;
+  /** commands run, by kind and outcome (done, failed) */
+  commands?: Counter<'kind' | 'outcome'>;
+  pollMs?: number;
+  id?: string;
+  /** Redis wake-up: new commands are claimed before the next poll, answers announced */
+  wakeup?: CommandWakeup;
+}
+
+const DAY_MS = 24 * 3600_000;
+
+export class ChannelCommandWorker {
+  readonly id: string;
+  private readonly inFlight = new Set<Promise<void>>();
+  private timers: NodeJS.Timeout[] = [];
+  private polling = false;
+  private unsubscribe: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ChannelCommandWorkerOptions) {
+    this.id = options.id ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  }
+
+  async start(): Promise<void> {
+    await this.beat();
+    const heart = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    const poll = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
+    const prune = setInterval(() => void pruneCommands(this.options.db, this.options.clock.nowMs() - DAY_MS).catch(() => undefined), 3600_000);
+    this.timers = [heart, poll, prune];
+    for (const timer of this.timers) timer.unref();
+    this.unsubscribe = this.options.wakeup?.subscribe((message) => {
+      if (message === 'new') void this.poll();
+    });
+    this.options.logger.info({ packager: this.id }, 'packager takes channel commands');
+  }
+
+  private async beat(): Promise<void> {
+    if (this.closed) return;
+    await beat(this.options.db, this.id, this.options.publicUrl(), this.options.clock.nowMs()).catch((error: unknown) =>
+      this.options.logger.warn({ err: error }, 'the packager heartbeat could not be written'));
+  }
+
+  /** Claims until nothing is left; each claimed command runs on its own. */
+  async poll(): Promise<void> {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    try {
+      for (;;) {
+        const command = await claimNext(this.options.db, this.options.dialect, this.id, this.options.clock.nowMs());
+        if (!command) return;
+        const run = this.run(command);
+        this.inFlight.add(run);
+        void run.finally(() => this.inFlight.delete(run));
+      }
+    } catch (error) {
+      if (!this.closed) this.options.logger.warn({ err: error }, 'channel commands could not be claimed');
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private async run(command: ChannelCommand): Promise<void> {
+    const log = this.options.logger.child({ workflowId: command.workflow_id, command: command.kind, commandId: command.id });
+    let outcome: { result: unknown } | { error: string };
+    try {
+      outcome = { result: await this.dispatch(command) };
+      if (command.kind === 'stop') await releaseOwner(this.options.db, command.workflow_id);
+      log.info('channel command done');
+    } catch (error) {
+      outcome = { error: (error instanceof Error ? error.message : String(error)).slice(0, 1000) };
+      log.warn({ err: error }, 'channel command failed');
+    }
+    this.options.commands?.inc({ kind: command.kind, outcome: 'error' in outcome ? 'failed' : 'done' });
+    await finish(this.options.db, command.id, outcome, this.options.clock.nowMs()).then(
+      () => this.options.wakeup?.publish(command.id),
+      (error: unknown) => log.error({ err: error }, 'the answer of a channel command could not be written'),
+    );
+  }
+
+  private dispatch(command: ChannelCommand): Promise<unknown> {
+    const { runtime } = this.options;
+    const payload = JSON.parse(command.payload) as unknown;
+    switch (command.kind) {
+      case 'start':
+        return runtime.start(payload as ChannelSpec);
+      case 'stop':
+        return runtime.stop(command.workflow_id);
+      case 'insertAdBreak':
+        return runtime.insertAdBreak(command.workflow_id, payload as AdBreak);
+      case 'switchInput':
+        return runtime.switchInput(command.workflow_id, (payload as { input: string }).input);
+    }
+  }
+
+  /** In-flight commands (tests). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Stops taking commands and leaves at once, so senders fail fast instead of waiting for the heartbeat to age. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    for (const timer of this.timers) clearInterval(timer);
+    await leave(this.options.db, this.id).catch(() => undefined);
+  }
+}

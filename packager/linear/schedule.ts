@@ -1,0 +1,31 @@
+// What the assembler reads of the broker (issue 15): a virtual channel's listings with what each plays. The control
+// plane implements it over its store (src/broker-channels/linear-schedule.ts); the packager never reads tables itself.
+import type { AssetLocation } from './asset-loader.js';
+
+export interface LinearAdRef { start: number; vod: string; substitute: 0 | 1 }
+export interface LinearSourceRef { vod: string; ads?: LinearAdRef[] }
+
+export interface LinearListing {
+  guid: string;
+  /** Unix seconds (spec 2.9) */
+  start: number;
+  end: number;
+  /** in order; none: the listing plays slate */
+  sources: LinearSourceRef[];
+}
+
+export interface LinearSchedule {
+  guid: string;
+  loopIntervalHours?: number;
+  /** every listing of the channel, by start */
+  listings: LinearListing[];
+}
+
+export interface LinearScheduleSource {
+  /** undefined: no virtual channel has this guid */
+  load(channelGuid: string): Promise<LinearSchedule | undefined>;
+  /** where a playable VOD's HLS is, undefined when it is gone or not playable */
+  locate(vodGuid: string): Promise<AssetLocation | undefined>;
+  /** the HMAC in the playback path (src/broker-channels/playback-url.ts) */
+  token(channelGuid: string): string;
+}

@@ -1,0 +1,149 @@
+// The engine's ChannelRuntime (packager/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../src/core/logger.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
+import { killOrphans } from './encode/ffmpeg-process.js';
+import { FrontRegistry } from './ingest/front-registry.js';
+import { LiveChannel, liveDir, workDir, type ChannelState } from './live-channel.js';
+import type { LiveMetrics } from './live-metrics.js';
+
+export interface LiveRuntimeOptions {
+  ffmpegPath: string;
+  dataDir: string;
+  /** read at each start: the engine learns its URL only after listening (PORT=0) */
+  publicUrl: () => string;
+  logger: Logger;
+  /** a merged archive (spec 3.3) is also a VOD source with status `archive` (spec 2.12): registered here */
+  onArchive?: (info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }) => Promise<void>;
+  metrics?: LiveMetrics;
+  sampleIntervalMs?: number;
+  /** how long a start may wait for the first segment */
+  startTimeoutMs?: number;
+}
+
+export class LiveRuntime implements ChannelRuntime {
+  readonly fronts = new FrontRegistry();
+  private readonly channels = new Map<string, LiveChannel>();
+  private readonly listeners = new Set<(event: ChannelRuntimeEvent) => void>();
+
+  constructor(private readonly options: LiveRuntimeOptions) {}
+
+  private recovered: ChannelState[] = [];
+
+  /** The states recoverOrphans found, once (the packager part resumes or fails them). */
+  takeRecovered(): ChannelState[] {
+    const states = this.recovered;
+    this.recovered = [];
+    return states;
+  }
+
+  /** Ends the encoders a killed engine left running; keeps the states of the channels they served. */
+  recoverOrphans(): ChannelState[] {
+    const root = path.join(this.options.dataDir, 'live-work');
+    const killed = killOrphans(root);
+    if (killed > 0) this.options.logger.warn({ killed }, 'ended encoders left by a previous engine');
+    const states: ChannelState[] = [];
+    let dirs: string[] = [];
+    try {
+      dirs = readdirSync(root);
+    } catch {
+      return states;
+    }
+    for (const dir of dirs) {
+      try {
+        states.push(JSON.parse(readFileSync(path.join(root, dir, 'state.json'), 'utf8')) as ChannelState);
+      } catch {
+        rmSync(path.join(root, dir), { recursive: true, force: true });
+      }
+    }
+    this.recovered = states;
+    return states;
+  }
+
+  private emit = (event: ChannelRuntimeEvent): void => {
+    if (event.type === 'alarm' && event.active) this.options.metrics?.alarms.inc({ code: event.code });
+    for (const listener of this.listeners) listener(event);
+  };
+
+  /** Reports an event on behalf of a channel (restart recovery). */
+  report(event: ChannelRuntimeEvent): void {
+    this.emit(event);
+  }
+
+  private create(spec: ChannelSpec, resumed?: ChannelState): LiveChannel {
+    return new LiveChannel(spec, {
+      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts,
+      logger: this.options.logger.child({ workflowId: spec.workflowId }), emit: this.emit,
+      ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
+      ...(this.options.sampleIntervalMs ? { sampleIntervalMs: this.options.sampleIntervalMs } : {}),
+    }, resumed);
+  }
+
+  async start(spec: ChannelSpec): Promise<ChannelEndpoints> {
+    if (this.channels.has(spec.workflowId)) throw new Error(`the channel of workflow ${spec.workflowId} already runs`);
+    const channel = this.create(spec);
+    this.channels.set(spec.workflowId, channel);
+    this.options.metrics?.channelsRunning.set(this.channels.size);
+    return channel.start(this.options.startTimeoutMs);
+  }
+
+  /** Continues a channel the previous engine ran (after orphan cleanup): same numbering, one discontinuity. */
+  async resume(state: ChannelState): Promise<ChannelEndpoints> {
+    if (this.channels.has(state.spec.workflowId)) throw new Error(`the channel of workflow ${state.spec.workflowId} already runs`);
+    const channel = this.create(state.spec, state);
+    this.channels.set(state.spec.workflowId, channel);
+    return channel.start(this.options.startTimeoutMs);
+  }
+
+  async stop(workflowId: string): Promise<{ archiveUrl?: string }> {
+    const channel = this.channels.get(workflowId);
+    if (!channel) {
+      // nothing runs here (a failed start already rolled back, or a restart): remove what may be left on disk
+      rmSync(workDir(this.options.dataDir, workflowId), { recursive: true, force: true });
+      rmSync(liveDir(this.options.dataDir, workflowId), { recursive: true, force: true });
+      return {};
+    }
+    let archive;
+    try {
+      archive = await channel.stop();
+    } finally {
+      this.channels.delete(workflowId);
+      this.options.metrics?.channelsRunning.set(this.channels.size);
+    }
+    if (!archive) return {};
+    const url = `${this.options.publicUrl()}/media/${archive.relativePath}`;
+    await this.options.onArchive?.({ spec: channel.spec, relativePath: archive.relativePath, url, seconds: archive.seconds }).catch((error: unknown) =>
+      this.options.logger.warn({ err: error, workflowId }, 'the archive could not be listed as a VOD source'));
+    return { archiveUrl: url };
+  }
+
+  private running(workflowId: string): LiveChannel {
+    const channel = this.channels.get(workflowId);
+    if (!channel) throw new Error(`the channel of workflow ${workflowId} does not run in this engine`);
+    return channel;
+  }
+
+  async insertAdBreak(workflowId: string, adBreak: AdBreak): Promise<{ startsAt: number }> {
+    return this.running(workflowId).insertAdBreak(adBreak);
+  }
+
+  async switchInput(workflowId: string, input: string): Promise<void> {
+    await this.running(workflowId).switchInput(input);
+  }
+
+  subscribe(listener: (event: ChannelRuntimeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  channel(workflowId: string): LiveChannel | undefined {
+    return this.channels.get(workflowId);
+  }
+
+  /** Engine shutdown: encoders end, channels stay resumable by the next engine. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.channels.values()].map((channel) => channel.halt()));
+    this.channels.clear();
+  }
+}

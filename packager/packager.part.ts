@@ -1,0 +1,100 @@
+// The packager part (DESIGN.md): runs started channels for real in this process and serves their HLS on /live.
+// Registered as ctx.services.channelRuntime, the interface the live control plane calls.
+import { copyFile, link, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { createLiveMetrics } from './live-metrics.js';
+import { pushFrontFactory, pushProtocolOf } from './ingest/push-front-factory.js';
+import { PUSH_PROTOCOLS } from './ingest/push-ingest.js';
+import type { EnginePart } from '../src/part.js';
+import '../src/channels/channel-runtime.service.js';
+import { LiveRuntime } from './live-runtime.js';
+import { liveMount } from './hls/live-mount.js';
+import { newId } from '../src/core/ids.js';
+import { storedFileName } from '../src/vod/vod.service.js';
+import type { EngineContext } from '../src/context.js';
+import type { ChannelSpec } from './channel-runtime.js';
+
+declare module '../src/context.js' {
+  interface EngineServices {
+    liveRuntime?: LiveRuntime;
+  }
+}
+
+const METRIC_RETENTION_MS = 15 * 24 * 3600_000;
+
+/** Spec 2.12: the merged archive as a VOD source with status `archive` (its file doubles as the upload, so it can be encoded). */
+async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
+  const vod = ctx.services.vod;
+  if (!vod) return; // an engine without the VOD part keeps the archive file only
+  const guid = newId();
+  const originalName = `${info.spec.workflowId}.mp4`;
+  await vod.store.create(info.spec.organizationId, guid, {
+    type: 'source', title: `Archive of channel ${info.spec.workflowId}`, originalFileName: originalName,
+    description: `Archive of the channel of workflow ${info.spec.workflowId}`, custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds },
+  }, false);
+  const stored = storedFileName(originalName, ctx.clock.nowMs());
+  await mkdir(vod.uploadsDir, { recursive: true });
+  const source = path.join(vod.mediaDir, info.relativePath);
+  const target = path.join(vod.uploadsDir, stored);
+  await link(source, target).catch(() => copyFile(source, target));
+  await vod.store.setSourceFile(guid, stored, originalName, 'archive');
+}
+
+export const packagerPart: EnginePart = {
+  name: 'packager',
+  roles: ['packager'],
+  init: (ctx) => {
+    const metrics = createLiveMetrics(ctx.metrics.registry);
+    // samples older than the longest graph range (14 days) are of no use: the series stays bounded
+    const prune = setInterval(() => {
+      void sql`delete from channel_metrics where at < ${ctx.clock.nowMs() - METRIC_RETENTION_MS}`.execute(ctx.store.db).catch(() => undefined);
+    }, 3600_000);
+    prune.unref();
+    ctx.onClose(() => clearInterval(prune));
+    const runtime = new LiveRuntime({
+      metrics,
+      ffmpegPath: ctx.config.ffmpegPath, dataDir: ctx.config.dataDir, publicUrl: () => ctx.config.publicUrl,
+      logger: ctx.logger.child({ component: 'packager' }),
+      onArchive: (info) => listArchive(ctx, info),
+    });
+    // push protocols (RTMP_PUSH, SRT_PUSH, RIST, RTP, RTP_FEC): the ingest fronts, managed inputs included
+    const push = pushFrontFactory(ctx);
+    for (const protocol of PUSH_PROTOCOLS) runtime.fronts.register(protocol, push);
+    runtime.fronts.setProtocolResolver((request) => pushProtocolOf(ctx, request));
+    ctx.services.liveRuntime = runtime;
+    // before any other part's start (the live part's recovery stops channels cut off mid-start): end the encoders a
+    // killed engine left behind, keep what their channels need to resume
+    runtime.recoverOrphans();
+    ctx.services.channelRuntime = runtime;
+    ctx.onClose(() => runtime.close());
+  },
+  mounts: (ctx) => [liveMount(path.join(ctx.config.dataDir, 'live'))],
+  start: async (ctx) => {
+    const runtime = ctx.services.liveRuntime;
+    if (!runtime) return;
+    // An engine that was killed (or shut down) left channels RUNNING: resume them, or report them failed; never pretend.
+    const states = runtime.takeRecovered();
+    const running = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db).catch(() => ({ rows: [] as Array<{ id: string }> }));
+    const ids = new Set(running.rows.map((row) => row.id));
+    const log = ctx.logger.child({ component: 'packager' });
+    for (const state of states) {
+      if (!ids.has(state.spec.workflowId)) {
+        await runtime.stop(state.spec.workflowId);
+        continue;
+      }
+      ids.delete(state.spec.workflowId);
+      void runtime.resume(state).then(
+        () => log.info({ workflowId: state.spec.workflowId }, 'channel resumed after an engine restart'),
+        (error: unknown) => {
+          const reason = `the channel could not be resumed after an engine restart: ${error instanceof Error ? error.message : String(error)}`;
+          ctx.services.liveRuntime?.report({ type: 'failed', workflowId: state.spec.workflowId, reason, at: ctx.clock.nowMs() });
+          void runtime.stop(state.spec.workflowId);
+        },
+      );
+    }
+    for (const id of ids) {
+      runtime.report({ type: 'failed', workflowId: id, reason: 'the engine restarted and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
+    }
+  },
+};

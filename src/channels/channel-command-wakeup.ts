@@ -1,0 +1,37 @@
+// Optional Redis wake-up for channel commands (REDIS_URL set): a sender announces a new command and a packager
+// announces an answer, so neither waits for its next poll. The rows stay the truth: a lost message costs one poll.
+import { Redis } from 'ioredis';
+import type { Logger } from '../core/logger.js';
+
+export interface CommandWakeup {
+  /** 'new' (a command was written) or the id of a command that was answered */
+  publish(message: string): void;
+  subscribe(listener: (message: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+export function redisCommandWakeup(url: string, prefix: string, logger: Logger): CommandWakeup {
+  const channel = `${prefix}channel-commands`;
+  const pub = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const sub = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  // surfaced as slower answers (the poll still runs); a background reconnect must not crash the process
+  pub.on('error', () => undefined);
+  sub.on('error', () => undefined);
+  const listeners = new Set<(message: string) => void>();
+  sub.on('message', (_channel: string, message: string) => {
+    for (const listener of listeners) listener(message);
+  });
+  void sub.subscribe(channel).catch((error: unknown) => logger.warn({ err: error }, 'channel command wake-ups are off: the Redis subscription failed'));
+  return {
+    publish: (message) => void pub.publish(channel, message).catch(() => undefined),
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: async () => {
+      listeners.clear();
+      sub.disconnect();
+      pub.disconnect();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// Notifications (issue 16): subscriptions with confirmation, the outbox every state change writes to through
+// notify(tx, event), and its delivery by webhook and email. Delivery runs in api and worker processes; engines
+// sharing PostgreSQL share the outbox.
+import type { EnginePart } from '../part.js';
+import type { EngineContext } from '../context.js';
+import type { SubscriptionType } from './notification.schema.js';
+import { createDispatcherMetrics, NotificationDispatcher } from './delivery.js';
+import { EmailTransport } from './email.js';
+import { notificationRoutes } from './notification.router.js';
+import type { Transport } from './transport.js';
+import { WebhookTransport } from './webhook.js';
+
+export interface NotificationServices {
+  /** absent in processes whose roles do not deliver */
+  dispatcher?: NotificationDispatcher;
+}
+
+declare module '../context.js' {
+  interface EngineServices {
+    notifications?: NotificationServices;
+  }
+}
+
+function transports(ctx: EngineContext): Partial<Record<SubscriptionType, Transport>> {
+  return {
+    https: new WebhookTransport(),
+    ...(ctx.config.smtpUrl ? { email: new EmailTransport(ctx.config.smtpUrl, ctx.config.smtpFrom) } : {}),
+  };
+}
+
+export const notificationsPart: EnginePart = {
+  name: 'notifications',
+  roles: ['api', 'worker'],
+  init: (ctx) => {
+    const dispatcher = new NotificationDispatcher(ctx, transports(ctx), createDispatcherMetrics(ctx));
+    ctx.services.notifications = { dispatcher };
+    ctx.onClose(() => dispatcher.close());
+  },
+  routes: (ctx) => notificationRoutes(ctx),
+  // messages left pending by a stop (or another engine) go out right after start
+  start: (ctx) => ctx.services.notifications?.dispatcher?.start(),
+};

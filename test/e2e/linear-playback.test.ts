@@ -1,0 +1,221 @@
+// Issue 15 "What done means", end to end: two tiny VODs encoded, a playlist of both with an ad position, a virtual
+// channel with listings over the next minutes on the real clock, played through its SSAI playback URL in hls.js in
+// Chromium across an item change and an ad break, decoded with ffmpeg; sequence numbers monotonic over reloads; a
+// second engine process over the same store answers the same playlist.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VastServer } from '../../fixtures/vast-server.js';
+import { brokerPart } from '../../src/broker.part.js';
+import { foundationPart } from '../../src/foundation.part.js';
+import { linearPart } from '../../src/linear.part.js';
+import { createSsaiPart } from '../../src/ssai.part.js';
+import { vodPart } from '../../src/vod.part.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
+import { encodedVod, type BrokerHarness } from '../api/broker/broker-helpers.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestEngine } from '../helpers/engine.js';
+import { absoluteSegments, decodeSpans } from '../helpers/hls-decode.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { SHARED_CREATIVES } from '../ssai/setup.js';
+
+const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
+window.result = { levels: 0, errors: [], fatal: null, playedTo: 0, frags: [] };
+const v = document.getElementById('v');
+// Generous load timeouts: on a loaded machine a fragment can take many seconds (the defaults end in fragLoadTimeOut).
+const slow = { default: { maxTimeToFirstByteMs: 60000, maxLoadTimeMs: 120000, timeoutRetry: { maxNumRetry: 4, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: { maxNumRetry: 6, retryDelayMs: 1000, maxRetryDelayMs: 8000 } } };
+const hls = new Hls({ fragLoadPolicy: slow, playlistLoadPolicy: slow });
+hls.on(Hls.Events.MANIFEST_PARSED, (_e, d) => { window.result.levels = d.levels.length; v.play().catch((e) => window.result.errors.push(String(e))); });
+hls.on(Hls.Events.ERROR, (_e, d) => { if (window.result.errors.length < 40) window.result.errors.push(d.details); if (d.fatal) window.result.fatal = d.details; });
+hls.on(Hls.Events.FRAG_LOADED, (_e, d) => {
+  if (d.frag.type !== 'main') return;
+  window.result.frags.push({ sn: d.frag.sn, cc: d.frag.cc, start: d.frag.start, end: d.frag.start + d.frag.duration, ad: d.frag.url.includes('/v1/segment/'), url: d.frag.url });
+});
+v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; });
+hls.loadSource(new URLSearchParams(location.search).get('src'));
+hls.attachMedia(v);
+</script></body></html>`;
+
+const WINDOW = '40';
+
+interface Frag { sn: number; cc: number; start: number; end: number; ad: boolean; url: string }
+interface Result { levels: number; errors: string[]; fatal: string | null; playedTo: number; frags: Frag[] }
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+describe('a virtual channel with ads, end to end', () => {
+  let h: BrokerHarness;
+  let vast: VastServer;
+  let work: string;
+  let page: http.Server;
+  let pageBase: string;
+  let playback: string;
+  let linearPath: string;
+  let child: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(os.tmpdir(), 'linear-e2e-'));
+    vast = await VastServer.start();
+    const dataDir = path.join(work, 'data');
+    fs.mkdirSync(path.join(dataDir, 'media'), { recursive: true });
+    fs.mkdirSync(SHARED_CREATIVES, { recursive: true });
+    fs.symlinkSync(SHARED_CREATIVES, path.join(dataDir, 'media', 'creatives'));
+    // A long window: Chromium on a loaded 2-core machine falls far behind the edge, and must not slide out of it.
+    const engine = await startTestEngine({ dataDir, env: { LINEAR_WINDOW_SEGMENTS: WINDOW }, parts: [foundationPart, vodPart, createSsaiPart({ creativeWaitMs: 120_000 }), brokerPart, linearPart] });
+    const admin = { Authorization: (await engine.login()).IdToken };
+    const keyUrl = (await engine.api('POST', '/broker/api-keys', { headers: admin, body: { name: 'e2e', active: true } })).body.url as string;
+    const key = { 'X-Api-Key': (await engine.api('GET', `/broker/api-keys/${keyUrl.split('/').pop()}`, { headers: admin })).body.data.value as string };
+    h = { engine, admin, key } as unknown as BrokerHarness;
+
+    const a = await encodedVod(h, 8, work, 'a');
+    // Whole 4 s segments only (as in long VODs), so the proxy's slot length (the window's median segment) is stable.
+    const b = await encodedVod(h, 8, work, 'b');
+    const playlist = (await engine.api('POST', '/broker/playlists', { headers: admin, body: {
+      name: 'a, ad, b', sources: [{ guid: a, type: 'source', ads: [{ start: 4, guid: b, substitute: 0 }] }, { guid: b, type: 'source' }],
+    } })).body.guid as string;
+    const adinsert = (await engine.api('POST', '/broker/adinserts', { headers: admin, body: {
+      name: 'linear ads', type: 'live', ad_server: `${vast.url}/vast3?sid=[session.id]`, source_url: `${engine.ctx.config.publicUrl}/linear/`,
+    } })).body.guid as string;
+    const channel = (await engine.api('POST', '/broker/channels', { headers: admin, body: {
+      name: 'Films with ads', description: 'e2e', active: 1, type: 'virtual', hasAds: 1, adinsert,
+    } })).body.guid as string;
+    // Started 5 minutes ago (the window holds no slate), for 15 minutes: a 24 s loop (a 4 s, the 8 s break, a 4 s,
+    // b 8 s) with a break every 24 s.
+    const start = Math.floor(Date.now() / 1000) - 300;
+    const put = await engine.api('POST', '/broker/listings/multiple', { headers: admin, body: { channel, start, end: start + 1200, listings: [{ start, end: start + 1200, title: 'films', playlist }] } });
+    expect(put.status).toBe(200);
+    playback = (await engine.api('GET', `/broker/channels/${channel}`, { headers: admin })).body.data.playbackUrl as string;
+    expect(playback).toContain(`/v1/master/${adinsert}/${channel}/`);
+    linearPath = `/linear/${playback.split(`/v1/master/${adinsert}/`)[1]!.replace('master.m3u8', 'v0.m3u8')}`;
+
+    // The first break waits while the worker prepares the ad for the channel's ladder; wait for it once here.
+    const master = await (await fetch(playback)).text();
+    const media = new URL(scanMultivariantPlaylist(master).playlist!.variants[0]!.uri, playback).href;
+    const deadline = Date.now() + 150_000;
+    for (;;) {
+      const text = await (await fetch(media)).text();
+      if (text.includes('/v1/segment/')) break;
+      if (Date.now() > deadline) throw new Error(`no stitched break: ${text}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+
+    const hlsJs = await readFile(path.resolve('node_modules/hls.js/dist/hls.min.js'));
+    page = http.createServer((req, res) => {
+      if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    });
+    await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
+    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+  }, 400_000);
+
+  afterAll(async () => {
+    if (child?.pid && child.exitCode === null) child.kill('SIGTERM');
+    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await h?.engine.close();
+    await vast?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('plays in hls.js through an item change and an ad break', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM}: playback is not checked`); return; }
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    let result: Result;
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${pageBase}/?src=${encodeURIComponent(playback)}`);
+      // Done 1 s after the end of an ad that content follows, with at least three items (cc values) loaded.
+      await tab.waitForFunction(() => {
+        const r = (window as unknown as { result: Result }).result;
+        if (r.fatal !== null) return true;
+        const ads = r.frags.filter((f) => f.ad);
+        if (!ads.length) return false;
+        const end = Math.max(...ads.map((f) => f.end));
+        return new Set(r.frags.map((f) => f.cc)).size >= 3 && r.frags.some((f) => !f.ad && f.start >= end - 0.2) && r.playedTo > end + 1;
+      }, undefined, { timeout: 240_000, polling: 500 }).catch(() => undefined);
+      result = await tab.evaluate(() => (window as unknown as { result: Result }).result);
+    } finally {
+      await browser.close();
+    }
+    const summary = JSON.stringify(result);
+    expect(result.fatal, summary).toBeNull();
+    expect(result.levels).toBe(1);
+    const ads = result.frags.filter((f) => f.ad);
+    expect(ads.length, summary).toBeGreaterThan(0);
+    const adEnd = Math.max(...ads.map((f) => f.end));
+    const adStart = Math.min(...ads.map((f) => f.start));
+    expect(result.playedTo, summary).toBeGreaterThan(adEnd + 1);
+    // content of both VODs played (an item change), and content came before and after the ad
+    const content = result.frags.filter((f) => !f.ad);
+    expect(new Set(content.map((f) => f.url.split('/vod/')[1]?.split('/')[0])).size, summary).toBeGreaterThanOrEqual(2);
+    expect(content.some((f) => f.end <= adStart + 0.2) || result.frags[0]!.ad, summary).toBe(true);
+    expect(content.some((f) => f.start >= adEnd - 0.2), summary).toBe(true);
+  }, 300_000);
+
+  it('keeps sequence numbers monotonic over reloads and decodes the stitched timeline with ffmpeg', async () => {
+    const master = await (await fetch(playback)).text();
+    const pl = scanMultivariantPlaylist(master).playlist!;
+    for (const uri of [pl.variants[0]!.uri, pl.renditions.find((r) => r.type === 'AUDIO')!.uri!]) {
+      const url = new URL(uri, playback).href;
+      const bySequence = new Map<number, MediaSegment>();
+      let last = -1;
+      let lastDisc = -1;
+      const until = Date.now() + 24_000;
+      while (Date.now() < until) {
+        const media = scanMediaPlaylist(await (await fetch(url)).text()).playlist!;
+        expect(media.mediaSequence).toBeGreaterThanOrEqual(last);
+        expect(media.discontinuitySequence).toBeGreaterThanOrEqual(lastDisc);
+        last = media.mediaSequence;
+        lastDisc = media.discontinuitySequence;
+        for (const s of absoluteSegments(media.segments, url)) {
+          const known = bySequence.get(s.mediaSequence);
+          if (known) expect(known.discontinuitySequence, `segment ${s.mediaSequence} changed between reloads`).toBe(s.discontinuitySequence);
+          else bySequence.set(s.mediaSequence, s);
+        }
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      const segments = [...bySequence.values()].sort((x, y) => x.mediaSequence - y.mediaSequence);
+      expect(segments.map((s, i) => s.mediaSequence - i)).toEqual(segments.map(() => segments[0]!.mediaSequence));
+      expect(segments.some((s) => s.uri.includes('/v1/segment/'))).toBe(true);
+      const decoded = await decodeSpans(segments, work, `timeline-${path.basename(uri)}`);
+      expect(decoded.spans).toBeGreaterThanOrEqual(4);
+      expect(decoded.errors).toBe('');
+    }
+  }, 120_000);
+
+  it('answers the same linear playlist from a second engine process over the same store', async () => {
+    const port = await freePort();
+    child = spawn(process.execPath, [path.resolve('bin/engine.js'), 'start'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: h.engine.dataDir, PUBLIC_URL: h.engine.ctx.config.publicUrl,
+        ENGINE_ROLES: 'packager', LINEAR_WINDOW_SEGMENTS: WINDOW, ENGINE_ADMIN_EMAIL: ADMIN_EMAIL, ENGINE_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const other = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    while (!(await fetch(`${other}${linearPath}`).then((r) => r.ok, () => false))) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error('the second engine did not answer');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    let compared = 0;
+    for (let attempt = 0; attempt < 20 && compared < 3; attempt++) {
+      const one = await (await fetch(`${h.engine.url}${linearPath}`)).text();
+      const two = await (await fetch(`${other}${linearPath}`)).text();
+      const again = await (await fetch(`${h.engine.url}${linearPath}`)).text();
+      if (one !== again) continue; // a window boundary passed between the requests
+      expect(two).toBe(one);
+      compared++;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    expect(compared).toBe(3);
+  }, 120_000);
+});

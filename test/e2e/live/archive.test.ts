@@ -1,0 +1,61 @@
+// Spec 3.3 archives end to end: recorded while the channel runs, merged into one MP4 at the last step of stopping,
+// linked from the channel detail (archive.url) before stoppedDateTime is set, and listed as a VOD source `archive`.
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import HLS from 'hls-parser';
+import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function probeDuration(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', url], (error, stdout) => (error ? reject(error) : resolve(Number(stdout.trim()))));
+  });
+}
+
+describe('channel archives', () => {
+  let engine: TestEngine;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    auth = { Authorization: (await engine.login()).IdToken };
+    await loopClip(engine);
+  });
+  afterAll(async () => engine?.close());
+
+  it('merges what ran into one MP4 of the run time (± 1 s) at the last step of stopping, also a VOD with status archive', { timeout: 120_000 }, async () => {
+    const blueprint = tinyBlueprint('mp4-loop-test');
+    blueprint.createArchives = true;
+    const id = await createWorkflow(engine, auth, blueprint, 'Archived');
+    const running = await startAndSettle(engine, auth, id);
+    expect(running).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
+    const media = HLS.parse(await (await fetch(running.outputs[0].url.replace('index.m3u8', 'index_720p.m3u8'))).text());
+    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
+    const firstFrameAt = media.segments[0]!.programDateTime!.getTime();
+    await sleep(9000);
+
+    const stopAt = Date.now();
+    const done = await stopAndSettle(engine, auth, id);
+    expect(done).toMatchObject({ channelStatus: 'DONE', archive: { status: 'AVAILABLE', url: `${engine.url}/media/archives/${id}.mp4` } });
+    expect(Date.parse(done.stoppedDateTime)).toBeGreaterThanOrEqual(Date.parse(done.stopRequestedDateTime));
+
+    const seconds = await probeDuration(done.archive.url);
+    const expected = (stopAt - firstFrameAt) / 1000;
+    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1);
+    const decoded = await decodeLive(done.archive.url, 60);
+    expect(decoded.errors).toBe('');
+
+    const archives = await engine.api('GET', '/broker/vod/list?status=archive');
+    const listed = (archives.body.data as Array<Record<string, any>>).filter((v) => JSON.stringify(v).includes(id));
+    expect(listed).toHaveLength(1);
+    expect(JSON.stringify(listed[0])).toContain('archive');
+  });
+
+  it('keeps no archive when createArchives is false', { timeout: 60_000 }, async () => {
+    const id = await createWorkflow(engine, auth, tinyBlueprint('mp4-loop-test'), 'Not archived');
+    expect((await startAndSettle(engine, auth, id)).archive).toEqual({ status: 'NONE', url: null });
+    expect((await stopAndSettle(engine, auth, id)).archive).toEqual({ status: 'NONE', url: null });
+  });
+});

@@ -1,0 +1,78 @@
+// Issue 19 point 4, in behaviour: a break announced ahead (a future-dated DATERANGE) is decided before it starts, so the
+// playlists at the break start wait for nothing; a break whose decision misses the deadline plays the content, on time,
+// and keeps it on every reload.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOUNCE_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
+import type { TestEngine } from '../helpers/engine.js';
+
+const metric = async (h: SsaiHarness, name: string): Promise<number> =>
+  Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(`${h.engine.url}/metrics`)).text())?.[1] ?? 0);
+
+describe('when ad decisions are made', () => {
+  let engine: TestEngine;
+  let h: SsaiHarness;
+  beforeAll(async () => {
+    engine = await startEngineWith({ decisionDeadlineMs: 300 });
+    h = await startSsai({ engine, origin: { cueForm: 'daterange-ahead' } });
+  }, 60_000);
+  afterAll(async () => { await h?.close(); await engine?.close(); });
+
+  async function videoOf(guid: string): Promise<string> {
+    const master = await h.get(`/v1/master/${guid}/live/master.m3u8`);
+    return variantUrls(master.text).find((u) => u.endsWith('/3.m3u8'))!;
+  }
+
+  it('decides a break announced ahead in the background, before it enters the window', async () => {
+    const guid = await h.configure('/vast-viewer?sid=[session.id]');
+    // Warm-up: the creatives of this ladder prepared once (a break in the window, decided while the playlist waits).
+    h.origin.position = (BREAK_START + 3) * SEGMENT_SECONDS;
+    for (let i = 0; i < 60 && !(await h.get(await videoOf(guid))).text.includes('/v1/segment/'); i++) await new Promise((r) => setTimeout(r, 2000));
+    const url = await videoOf(guid);
+    // The second loop's break is announced: the window ends two segments before it starts.
+    h.origin.position = (CLIP_SEGMENTS + BREAK_START - ANNOUNCE_SEGMENTS + 2) * SEGMENT_SECONDS;
+    const early = await metric(h, 'ssai_decisions_early_total');
+    const asked = h.vast.requests.length;
+    const before = await h.get(url);
+    expect(before.text).not.toContain('/v1/segment/');
+    for (let i = 0; i < 50 && (await metric(h, 'ssai_decisions_early_total')) === early; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await metric(h, 'ssai_decisions_early_total')).toBe(early + 1);
+    expect(h.vast.requests.length).toBe(asked + 1);
+    // The break enters the window: stitched at once, no new ad request.
+    h.origin.position = (CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS;
+    const during = await h.get(url);
+    const pl = scanMediaPlaylist(during.text).playlist!;
+    expect(pl.segments.filter((s) => s.uri.includes('/v1/segment/')).length).toBeGreaterThan(0);
+    expect(h.vast.requests.length).toBe(asked + 1);
+  }, 240_000);
+
+  it('gives every viewer its own ads in a playlist rendered from one shared stitch', async () => {
+    const guid = await h.configure('/vast-viewer?sid=[session.id]');
+    h.origin.position = (3 * CLIP_SEGMENTS + BREAK_START + 6) * SEGMENT_SECONDS;
+    const urls = [await videoOf(guid), await videoOf(guid)];
+    const texts = [];
+    for (const u of urls) texts.push((await h.get(u)).text);
+    const sids = urls.map((u) => u.split('/')[4]!);
+    texts.forEach((t, i) => {
+      expect(t).toContain(`X-AD-ID="ad-a-${sids[i]}"`);
+      expect(t).toContain(`X-AD-ID="ad-b-${sids[i]}"`);
+      expect(t).toContain(`/v1/segment/${guid}/${sids[i]}/`);
+    });
+    // the same text but for the viewer's own ids
+    expect(texts[1]!.replaceAll(sids[1]!, 'SID')).toBe(texts[0]!.replaceAll(sids[0]!, 'SID'));
+  }, 60_000);
+
+  it('plays the content of a break whose decision misses the deadline, on time and on every reload', async () => {
+    const guid = await h.configure('/vast-viewer?sid=[session.id]&delayMs=1500');
+    h.origin.position = (2 * CLIP_SEGMENTS + BREAK_START + 2) * SEGMENT_SECONDS;
+    const url = await videoOf(guid);
+    const late = await metric(h, 'ssai_decisions_late_total');
+    const first = await h.get(url); // answered at the 300 ms deadline, not after the ad server's 1.5 s
+    expect(first.status).toBe(200);
+    expect(first.text).not.toContain('/v1/segment/');
+    expect(await metric(h, 'ssai_decisions_late_total')).toBe(late + 1);
+    await new Promise((r) => setTimeout(r, 1700)); // the decision lands meanwhile: the session keeps the content
+    expect((await h.get(url)).text).toBe(first.text);
+  }, 60_000);
+});

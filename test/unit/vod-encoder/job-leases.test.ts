@@ -1,0 +1,38 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, postgresAvailable, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { JobLeases } from '../../../vod-encoder/job-leases.js';
+
+for (const dialect of DIALECTS) {
+  describe(`job leases on ${dialect}`, async () => {
+    const skip = dialect === 'postgres' && !(await postgresAvailable());
+    let engine: TestEngine;
+    beforeAll(async () => {
+      if (!skip) engine = await startTestEngine({ dialect, roles: 'api' });
+    });
+    afterAll(async () => engine?.close());
+
+    const make = (clock: { now: number }, lost: string[]) => new JobLeases(engine.ctx.store.db, {
+      ttlMs: 15_000, logger: pino({ level: 'silent' }), now: () => clock.now, onLost: async (queue, id) => { lost.push(`${queue}/${id}`); },
+    });
+
+    it.skipIf(skip)('gives back the job of a holder that stopped renewing, once, and never a renewed one', async () => {
+      const clock = { now: 1_000_000 };
+      const lost: string[] = [];
+      const [alive, dead, sweeperA, sweeperB] = [make(clock, lost), make(clock, lost), make(clock, lost), make(clock, lost)];
+      await alive.hold('job-alive', 'vod-encode');
+      await dead.hold('job-dead', 'vod-encode');
+      clock.now += 10_000;
+      await alive.tick(); // renews job-alive; job-dead is 10 s old: not yet stale
+      expect(lost).toEqual([]);
+      clock.now += 10_000;
+      await alive.tick();
+      await Promise.all([sweeperA.tick(), sweeperB.tick()]);
+      expect(lost).toEqual(['vod-encode/job-dead']);
+      await alive.release('job-alive');
+      clock.now += 60_000;
+      await sweeperA.tick();
+      expect(lost).toEqual(['vod-encode/job-dead']);
+    });
+  });
+}

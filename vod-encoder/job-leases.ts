@@ -1,0 +1,84 @@
+// Leases of the jobs a worker process runs (issue 20: kill -9 of a worker loses no job). pg-boss 10 notices a dead
+// worker only when the job expires, which must be longer than the longest encode; a lease renewed every few seconds
+// tells the surviving workers within seconds, and one of them fails the job so pg-boss retries it at once elsewhere.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Db } from '../src/store/database.js';
+
+export interface JobLeaseTable {
+  job_id: string;
+  queue: string;
+  /** the process holding the job */
+  holder: string;
+  /** epoch ms of the last renewal */
+  renewed_at: number;
+}
+
+declare module '../src/store/database.js' {
+  interface Tables {
+    job_leases: JobLeaseTable;
+  }
+}
+
+export interface JobLeaseOptions {
+  /** a lease not renewed for this long belongs to a dead worker */
+  ttlMs?: number;
+  /** how often leases are renewed and the stale ones looked for */
+  intervalMs?: number;
+  logger: Logger;
+  now?: () => number;
+  /** gives a dead worker's job back to the queue */
+  onLost(queue: string, jobId: string): Promise<void>;
+}
+
+export class JobLeases {
+  readonly holder = randomUUID();
+  private readonly ttlMs: number;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db, private readonly opts: JobLeaseOptions) {
+    this.ttlMs = opts.ttlMs ?? 15_000;
+    this.intervalMs = opts.intervalMs ?? 5_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async hold(jobId: string, queue: string): Promise<void> {
+    const row = { job_id: jobId, queue, holder: this.holder, renewed_at: this.now() };
+    await this.db.insertInto('job_leases').values(row).onConflict((oc) => oc.column('job_id').doUpdateSet({ holder: this.holder, renewed_at: row.renewed_at })).execute();
+  }
+
+  async release(jobId: string): Promise<void> {
+    await this.db.deleteFrom('job_leases').where('job_id', '=', jobId).where('holder', '=', this.holder).execute();
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      this.pass = this.pass.then(() => this.tick()).catch((error: unknown) => this.opts.logger.warn({ err: error }, 'job lease pass failed'));
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Renews this process's leases, then gives back the jobs of leases nobody renewed in time. */
+  async tick(): Promise<void> {
+    const now = this.now();
+    await this.db.updateTable('job_leases').set({ renewed_at: now }).where('holder', '=', this.holder).execute();
+    const stale = await this.db.selectFrom('job_leases').selectAll().where('renewed_at', '<', now - this.ttlMs).execute();
+    for (const lease of stale) {
+      // Deleting the exact row claims it: of several workers sweeping at once, one gives the job back.
+      const claimed = await this.db.deleteFrom('job_leases')
+        .where('job_id', '=', lease.job_id).where('holder', '=', lease.holder).where('renewed_at', '=', lease.renewed_at).executeTakeFirst();
+      if (Number(claimed.numDeletedRows) !== 1) continue;
+      this.opts.logger.warn({ jobId: lease.job_id, queue: lease.queue, deadHolder: lease.holder }, 'a worker stopped renewing its job: the job goes back to the queue');
+      await this.opts.onLost(lease.queue, lease.job_id);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+}
