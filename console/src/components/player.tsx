@@ -38,9 +38,22 @@ export function Player(props: { src: string; label: string }) {
       hls.on(HlsClass.Events.MANIFEST_PARSED, (_e, data) => setLevels(data.levels));
       hls.on(HlsClass.Events.SUBTITLE_TRACKS_UPDATED, (_e, data) =>
         setTracks(data.subtitleTracks.map((t) => ({ id: t.id, name: t.name || t.lang || `track ${t.id}` }))));
+      // A channel just started, or a busy engine, can fail a first load: recover as hls.js advises (reload on a network
+      // error, recoverMediaError on a media error) a few times before showing the failure.
+      let recoveries = 0;
       hls.on(HlsClass.Events.ERROR, (_e, data) => {
-        if (data.fatal) setError(`Playback failed: ${data.details}`);
+        if (!data.fatal || !hls) return;
+        const current = hls;
+        if (recoveries < 5 && data.type === HlsClass.ErrorTypes.NETWORK_ERROR) {
+          recoveries += 1;
+          setError(`Retrying after ${data.details}…`);
+          setTimeout(() => { if (alive) { current.loadSource(props.src); current.startLoad(); } }, 2000);
+        } else if (recoveries < 5 && data.type === HlsClass.ErrorTypes.MEDIA_ERROR) {
+          recoveries += 1;
+          current.recoverMediaError();
+        } else setError(`Playback failed: ${data.details}`);
       });
+      hls.on(HlsClass.Events.FRAG_BUFFERED, () => setError(null));
       hls.loadSource(props.src);
       hls.attachMedia(media);
     }, (e: unknown) => setError(`The player could not load: ${e instanceof Error ? e.message : String(e)}`));
