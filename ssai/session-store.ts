@@ -67,8 +67,10 @@ function freezeInterned(value: unknown, top = true): unknown {
   } else {
     const o = value as Record<string, unknown>;
     for (const k in o) {
-      const x = freezeInterned(o[k], false);
-      if (x === o[k]) continue;
+      const before = o[k];
+      const x = freezeInterned(before, false);
+      // (an interned string is === the parser's own copy: only an object can be skipped when it comes back the same)
+      if (x === before && typeof x !== 'string') continue;
       // An own "__proto__" (JSON.parse makes one from a player's parameter): assigned, it would set the prototype.
       if (k === '__proto__') Object.defineProperty(o, k, { value: x });
       else o[k] = x;
@@ -89,7 +91,12 @@ function freezeInterned(value: unknown, top = true): unknown {
 /** A flat copy of a key: a key made from a request URL may otherwise be a slice keeping the whole URL alive. */
 const freshKey = (key: string): string => JSON.parse(JSON.stringify(key)) as string;
 
-type Entry = { v: unknown };
+// Values are stored as they are (no wrapper object per key: 32 bytes per key, 3 keys per viewer); null, which the
+// LRU cannot hold, as a marker.
+type Entry = NonNullable<unknown>;
+const NULL_VALUE: Entry = Object.freeze({});
+const toEntry = (value: unknown): Entry => (frozenCopy(value) ?? NULL_VALUE) as Entry;
+const fromEntry = (e: Entry | undefined): unknown => (e === NULL_VALUE ? null : e);
 const SHORT_TTL_MS = 60_000;
 
 /**
@@ -109,8 +116,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    const e = this.lru.get(key) ?? this.shortLived.get(key);
-    return e ? (e.v as T) : undefined;
+    return fromEntry(this.lru.get(key) ?? this.shortLived.get(key)) as T | undefined;
   }
 
   private cacheFor(ttlMs: number): LRUCache<string, Entry> {
@@ -120,13 +126,15 @@ export class MemorySessionStore implements SessionStore {
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {
     const target = this.cacheFor(ttlMs);
     (target === this.lru ? this.shortLived : this.lru).delete(key);
-    target.set(freshKey(key), { v: frozenCopy(value) }, { ttl: ttlMs });
+    // (undefined, as JSON gives nothing, is not stored: the key reads as absent, as in Redis)
+    if (value === undefined) target.delete(key);
+    else target.set(freshKey(key), toEntry(value), { ttl: ttlMs });
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }> {
     const e = this.lru.get(key) ?? this.shortLived.get(key);
-    if (e) return { value: e.v as T, created: false };
-    this.cacheFor(ttlMs).set(freshKey(key), { v: frozenCopy(value) }, { ttl: ttlMs });
+    if (e !== undefined) return { value: fromEntry(e) as T, created: false };
+    if (value !== undefined) this.cacheFor(ttlMs).set(freshKey(key), toEntry(value), { ttl: ttlMs });
     return { value, created: true };
   }
 
