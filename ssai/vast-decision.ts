@@ -103,8 +103,12 @@ type Fetched = { ok: true; text: string } | { ok: false; error: AdDecisionError 
 async function fetchText(url: string, deadline: number, now: () => number, maxBytes: number): Promise<Fetched> {
   const left = deadline - now();
   if (left <= 0) return { ok: false, error: { reason: 'timeout', message: `budget spent before ${url}` } };
+  // A timer cleared when the answer is in, not AbortSignal.timeout: that one fires after every request anyway (its
+  // DOMException costs a stack trace) and holds its timer until the signal is collected (issue 19 point 4).
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new DOMException('ad server budget spent', 'TimeoutError')), left);
   try {
-    const res = await request(url, { method: 'GET', headersTimeout: left, bodyTimeout: left, signal: AbortSignal.timeout(left) });
+    const res = await request(url, { method: 'GET', headersTimeout: left, bodyTimeout: left, signal: abort.signal });
     if (res.statusCode === 204) { await res.body.dump(); return { ok: true, text: '' }; }
     if (res.statusCode >= 300) {
       await res.body.dump();
@@ -123,6 +127,8 @@ async function fetchText(url: string, deadline: number, now: () => number, maxBy
     const code = (e as { code?: string }).code ?? '';
     if (name === 'TimeoutError' || name === 'AbortError' || code.includes('TIMEOUT')) return { ok: false, error: { reason: 'timeout', message: `no answer from ${url} in time` } };
     return { ok: false, error: { reason: 'http', message: `${code || name}: ${e instanceof Error ? e.message : String(e)}` } };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -22,20 +22,52 @@ function scheduler(decide: () => Promise<AvailRecord>, opts: Partial<DecisionSch
 afterEach(() => { vi.useRealTimers(); });
 
 describe('decision scheduler', () => {
-  it('decides an announced break at a random moment of its lead less a margin of two target durations, once', async () => {
+  it('decides an announced break at a random moment of its lead less a margin of one target duration, once', async () => {
     vi.useFakeTimers();
     const { s, calls, metrics } = scheduler(async () => record());
     const done: AvailRecord[] = [];
     s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000, (r) => done.push(r));
     s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000, (r) => done.push(r)); // a reload meanwhile
     expect(s.isPending('s1', 'dr-1')).toBe(true);
-    await vi.advanceTimersByTimeAsync(2999); // (10 s − 4 s) × 0.5
+    await vi.advanceTimersByTimeAsync(3999); // (10 s − 2 s) × 0.5
     expect(calls.decide).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
     expect(calls.decide).toBe(1);
     expect(done).toHaveLength(1);
     expect(s.isPending('s1', 'dr-1')).toBe(false);
     expect((await metrics.decisionsEarly.get()).values[0]?.value).toBe(1);
+  });
+
+  it('runs many viewers\' early decisions in the order they fall due, under one timer and at most 256 at once', async () => {
+    vi.useFakeTimers();
+    const started: string[] = [];
+    const finishers: Array<() => void> = [];
+    let r = 0;
+    const randoms = [0.9, 0.1, 0.5];
+    const s = new DecisionScheduler({
+      planner: {
+        recordFor: (sess) => { started.push(sess.id); return new Promise<AvailRecord>((res) => finishers.push(() => res(record()))); },
+        lateRecord: async () => record('late'),
+      },
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!,
+    });
+    for (const id of ['late', 'early', 'middle']) s.ahead({ session: { id } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 12_000, () => undefined);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(started).toEqual(['early', 'middle', 'late']); // due at 1 s, 5 s, 9 s
+    for (const f of finishers.splice(0)) f();
+    await vi.advanceTimersByTimeAsync(0);
+    // A burst: all due at once (no lead left), more than the bound.
+    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `b${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0, () => undefined);
+    expect(started.length - 3).toBe(256);
+    expect(s.isPending('b299', 'dr-1')).toBe(true);
+    for (const f of finishers.splice(0, 10)) f();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started.length - 3).toBe(266);
+    for (let k = 0; k < 5; k++) { for (const f of finishers.splice(0)) f(); await vi.advanceTimersByTimeAsync(0); }
+    expect(started.length - 3).toBe(300);
+    expect(s.isPending('b299', 'dr-1')).toBe(false);
+    s.close();
   });
 
   it('gives a break in the window its decision, or past the deadline the late record while the decision goes on', async () => {
