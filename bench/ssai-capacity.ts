@@ -22,6 +22,8 @@ const PERIOD_MS = 2000;
 type LoadResult = {
   viewers: number; seconds: number; sent: number; answered: number; errors: number; statuses: Record<string, number>;
   p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number; maxMs: number; withAds: number; setupMs: number;
+  /** p99 and the share of replies with ads by second of the schedule: where in the break cycle a tail comes from */
+  bySecond: Array<{ s: number; p99Ms: number; withAds: number }>;
 };
 
 /** Runs this file in a child node process with a role; resolves with the child and its first stdout line (JSON). */
@@ -78,6 +80,7 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
   const phase = Array.from({ length: viewers }, () => Math.random() * PERIOD_MS);
   const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
   const latencies: number[] = [];
+  const perSecond: Array<{ lat: number[]; ads: number }> = [];
   const statuses: Record<string, number> = {};
   let sent = 0, answered = 0, errors = 0, withAds = 0;
   const t0 = performance.now() + 200;
@@ -90,13 +93,15 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
         const r = await get(media[i]!);
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         if (r.status !== 200) errors++;
-        if (r.text.includes('/v1/segment/')) withAds++;
+        const second = (perSecond[Math.floor((scheduled - t0) / 1000)] ??= { lat: [], ads: 0 });
+        if (r.text.includes('/v1/segment/')) { withAds++; second.ads++; }
       } catch {
         errors++;
         statuses.error = (statuses.error ?? 0) + 1;
       }
       answered++;
       latencies.push(performance.now() - scheduled);
+      (perSecond[Math.floor((scheduled - t0) / 1000)] ??= { lat: [], ads: 0 }).lat.push(performance.now() - scheduled);
     })();
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
@@ -120,7 +125,11 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
   await Promise.all(inflight);
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
-  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs };
+  const bySecond = perSecond.map((x, s) => {
+    const l = x.lat.sort((a, b) => a - b);
+    return { s, p99Ms: Math.round((l[Math.min(l.length - 1, Math.floor(0.99 * l.length))] ?? 0) * 10) / 10, withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100 };
+  });
+  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, bySecond };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);

@@ -32,13 +32,21 @@ export interface OriginFetcherOptions {
    * 10 s for a VOD (ENDLIST) playlist. A number: that fixed TTL. 0 keeps only the single-flight coalescing.
    */
   cacheMs?: number;
+  /**
+   * How long a caller waits for a refresh before it gets the previous copy (default 30 ms; 0: always waits). One slow
+   * origin answer would otherwise hold every viewer's playlist of that URL (issue 19 point 4: a deadline, not a
+   * stall). Only within staleMaxMs past the copy's reuse time: an origin gone for longer shows as its error.
+   */
+  staleAfterMs?: number;
+  /** default 4000 ms */
+  staleMaxMs?: number;
   now?: () => number;
   onFetch?: () => void;
   onError?: (reason: OriginErrorReason) => void;
 }
 
 export class OriginFetcher {
-  private readonly inflight = new Map<string, Promise<OriginResult>>();
+  private readonly inflight = new Map<string, { fresh: Promise<OriginResult>; stale?: Promise<OriginResult> }>();
   private readonly cache = new Map<string, { until: number; changedAt: number; result: OriginOk }>();
   private readonly agent: Agent;
   private readonly timeoutMs: number;
@@ -56,16 +64,24 @@ export class OriginFetcher {
 
   fetch(url: string): Promise<OriginResult> {
     const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
-    if (hit && this.now() < hit.until) return Promise.resolve(hit.result);
+    const now = this.now();
+    if (hit && now < hit.until) return Promise.resolve(hit.result);
     let pending = this.inflight.get(url);
     if (!pending) {
-      pending = this.load(url).then((result) => {
+      const fresh = this.load(url).then((result) => {
         if (!result.ok) { this.opts.onError?.(result.reason); return result; }
         return this.cacheMs === 0 ? result : this.remember(url, result);
       }).finally(() => this.inflight.delete(url));
+      pending = { fresh };
+      const staleAfter = this.opts.staleAfterMs ?? 30;
+      if (hit && staleAfter > 0 && now - hit.until < (this.opts.staleMaxMs ?? 4000)) {
+        // One timer per refresh, shared by its waiters: past it they take the previous copy.
+        const previous = hit.result;
+        pending.stale = Promise.race([fresh, new Promise<OriginResult>((r) => { setTimeout(() => r(previous), staleAfter).unref(); })]);
+      }
       this.inflight.set(url, pending);
     }
-    return pending;
+    return pending.stale ?? pending.fresh;
   }
 
   private remember(url: string, fresh: OriginOk): OriginOk {
