@@ -1,9 +1,11 @@
 // The engine's ChannelRuntime (packager/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../src/core/logger.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
 import { killOrphans } from './encode/ffmpeg-process.js';
+import { claimWorkDir, ownerAlive, ownerOf, readOwner, registerRuntime, type ChannelOwner } from './channel-owner.js';
 import { FrontRegistry } from './ingest/front-registry.js';
 import { LiveChannel, liveDir, workDir, type ChannelState } from './live-channel.js';
 import type { LiveMetrics } from './live-metrics.js';
@@ -20,6 +22,8 @@ export interface LiveRuntimeOptions {
   sampleIntervalMs?: number;
   /** how long a start may wait for the first segment */
   startTimeoutMs?: number;
+  /** names this runtime in its channels' owner files (default: host, pid and a random part) */
+  id?: string;
 }
 
 export class LiveRuntime implements ChannelRuntime {
@@ -27,7 +31,15 @@ export class LiveRuntime implements ChannelRuntime {
   private readonly channels = new Map<string, LiveChannel>();
   private readonly listeners = new Set<(event: ChannelRuntimeEvent) => void>();
 
-  constructor(private readonly options: LiveRuntimeOptions) {}
+  readonly id: string;
+  private readonly owner: ChannelOwner;
+  private readonly unregister: () => void;
+
+  constructor(private readonly options: LiveRuntimeOptions) {
+    this.id = options.id ?? `${process.pid}-${randomBytes(4).toString('hex')}`;
+    this.owner = ownerOf(this.id);
+    this.unregister = registerRuntime(this.id);
+  }
 
   private recovered: ChannelState[] = [];
 
@@ -38,27 +50,43 @@ export class LiveRuntime implements ChannelRuntime {
     return states;
   }
 
-  /** Ends the encoders a killed engine left running; keeps the states of the channels they served. */
+  /**
+   * Ends the encoders a killed engine left running; keeps the states of the channels they served. Only channels whose
+   * owner (packager/channel-owner.ts) is gone are taken: packagers sharing DATA_DIR leave each other's channels alone.
+   */
   recoverOrphans(): ChannelState[] {
     const root = path.join(this.options.dataDir, 'live-work');
-    const killed = killOrphans(root);
+    let names: string[] = [];
+    try {
+      names = readdirSync(root).filter((name) => !name.startsWith('.')); // dot dirs: work dirs being set up
+    } catch {
+      return [];
+    }
+    const dirs = names.map((name) => path.join(root, name)).filter((dir) => claimWorkDir(dir, this.owner));
+    const killed = killOrphans(dirs);
     if (killed > 0) this.options.logger.warn({ killed }, 'ended encoders left by a previous engine');
     const states: ChannelState[] = [];
-    let dirs: string[] = [];
-    try {
-      dirs = readdirSync(root);
-    } catch {
-      return states;
-    }
     for (const dir of dirs) {
       try {
-        states.push(JSON.parse(readFileSync(path.join(root, dir, 'state.json'), 'utf8')) as ChannelState);
+        states.push(JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as ChannelState);
       } catch {
-        rmSync(path.join(root, dir), { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true });
       }
     }
+    if (names.length > dirs.length) this.options.logger.info({ others: names.length - dirs.length }, 'channels of other live packagers on this data directory left alone');
     this.recovered = states;
     return states;
+  }
+
+  /** Whether another live packager runs this channel from the shared data directory (its work dir says so). */
+  runsElsewhere(workflowId: string): boolean {
+    const owner = readOwner(workDir(this.options.dataDir, workflowId));
+    return owner !== undefined && owner.runtimeId !== this.id && ownerAlive(owner);
+  }
+
+  /** Whether the channel's work dir exists (a shared data directory: some packager ran it from here). */
+  hasWorkDir(workflowId: string): boolean {
+    return existsSync(workDir(this.options.dataDir, workflowId));
   }
 
   private emit = (event: ChannelRuntimeEvent): void => {
@@ -73,7 +101,7 @@ export class LiveRuntime implements ChannelRuntime {
 
   private create(spec: ChannelSpec, resumed?: ChannelState): LiveChannel {
     return new LiveChannel(spec, {
-      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts,
+      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts, owner: this.owner,
       logger: this.options.logger.child({ workflowId: spec.workflowId }), emit: this.emit,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       ...(this.options.sampleIntervalMs ? { sampleIntervalMs: this.options.sampleIntervalMs } : {}),
@@ -99,6 +127,8 @@ export class LiveRuntime implements ChannelRuntime {
   async stop(workflowId: string): Promise<{ archiveUrl?: string }> {
     const channel = this.channels.get(workflowId);
     if (!channel) {
+      // another packager's channel (a control plane recovering, or a stray command): its files are not ours to remove
+      if (this.runsElsewhere(workflowId)) return {};
       // nothing runs here (a failed start already rolled back, or a restart): remove what may be left on disk
       rmSync(workDir(this.options.dataDir, workflowId), { recursive: true, force: true });
       rmSync(liveDir(this.options.dataDir, workflowId), { recursive: true, force: true });
@@ -145,5 +175,7 @@ export class LiveRuntime implements ChannelRuntime {
   async close(): Promise<void> {
     await Promise.allSettled([...this.channels.values()].map((channel) => channel.halt()));
     this.channels.clear();
+    // from now on the channels it halted count as orphans: the next packager on this data directory resumes them
+    this.unregister();
   }
 }

@@ -14,6 +14,7 @@ import { newId } from '../src/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
 import type { EngineContext } from '../src/context.js';
 import type { ChannelSpec } from './channel-runtime.js';
+import { STALE_MS } from '../src/channels/channel-command.store.js';
 
 declare module '../src/context.js' {
   interface EngineServices {
@@ -39,6 +40,26 @@ async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relati
   const target = path.join(vod.uploadsDir, stored);
   await link(source, target).catch(() => copyFile(source, target));
   await vod.store.setSourceFile(guid, stored, originalName, 'archive');
+}
+
+/**
+ * The RUNNING channels another live packager runs: its owner file in the shared work dir names a live process, or
+ * (no work dir here: packagers sharing the database only) the channel's owner in the database beats.
+ */
+async function runningElsewhere(ctx: EngineContext, runtime: LiveRuntime, ids: string[]): Promise<Set<string>> {
+  const elsewhere = new Set(ids.filter((id) => runtime.runsElsewhere(id)));
+  const unknown = ids.filter((id) => !elsewhere.has(id) && !runtime.hasWorkDir(id));
+  if (unknown.length === 0) return elsewhere;
+  const rows = await ctx.store.db
+    .selectFrom('channel_owners')
+    .innerJoin('packager_processes', 'packager_processes.id', 'channel_owners.packager_id')
+    .select('channel_owners.workflow_id')
+    .where('channel_owners.workflow_id', 'in', unknown)
+    .where('packager_processes.beat_at', '>=', Date.now() - STALE_MS) // wall time: heartbeats come from other processes
+    .execute()
+    .catch(() => []);
+  for (const row of rows) elsewhere.add(row.workflow_id);
+  return elsewhere;
 }
 
 export const packagerPart: EnginePart = {
@@ -93,7 +114,10 @@ export const packagerPart: EnginePart = {
         },
       );
     }
+    // the others may run on another packager of this cluster (same data directory, or same database only): those live
+    const others = await runningElsewhere(ctx, runtime, [...ids]);
     for (const id of ids) {
+      if (others.has(id)) continue;
       runtime.report({ type: 'failed', workflowId: id, reason: 'the engine restarted and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
     }
   },
