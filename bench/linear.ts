@@ -3,9 +3,9 @@
 // two alternating runs per target, mean reported). Plus the cost of one uncached window + render on a channel with a
 // year of hourly listings (what a request costs once per second and track when the cache turns over).
 // Usage: npx tsx bench/linear.ts [seconds=8]
-import { spawn } from 'node:child_process';
+import { cannonChild as runChild, type Load } from './lib/autocannon-child.js';
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -17,37 +17,10 @@ import { Timeline, type Block } from '../packager/linear/timeline.js';
 import { startTestEngine } from '../test/helpers/engine.js';
 import type { VodRecords } from '../vod-encoder/records.types.js';
 
-type CannonResult = { requests: { average: number; total: number }; latency: { p50: number; p90: number; p99: number }; errors: number; non2xx: number };
-type Load = { rps: number; p50Ms: number; p90Ms: number; p99Ms: number; requests: number; errors: number };
 const seconds = Number(process.argv[2] ?? 8);
 const CONNECTIONS = 50;
-const toLoad = (r: CannonResult): Load => ({ rps: Math.round(r.requests.average), p50Ms: r.latency.p50, p90Ms: r.latency.p90, p99Ms: r.latency.p99, requests: r.requests.total, errors: r.errors + r.non2xx });
 
-const CHILD = `
-const { createRequire } = await import('node:module');
-const { readFileSync } = await import('node:fs');
-const autocannon = createRequire(process.cwd() + '/')('autocannon');
-const { url, paths, connections, duration } = JSON.parse(readFileSync(process.argv[1], 'utf8'));
-let i = 0;
-const r = await autocannon({ url, connections, duration, requests: [{ setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }] });
-process.stdout.write(JSON.stringify(r));
-`;
-async function cannonChild(url: string, paths: string[]): Promise<Load> {
-  const file = path.join(os.tmpdir(), `bench-linear-${process.pid}-${randomUUID()}.json`);
-  await writeFile(file, JSON.stringify({ url, paths, connections: CONNECTIONS, duration: seconds }));
-  try {
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } });
-      let text = '';
-      child.stdout.on('data', (c: Buffer) => { text += c.toString(); });
-      child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon child exited ${code}`))));
-    });
-    return toLoad(JSON.parse(out) as CannonResult);
-  } finally {
-    await rm(file, { force: true });
-  }
-}
+const cannonChild = (url: string, paths: string[]): Promise<Load> => runChild(url, paths, { connections: CONNECTIONS, seconds });
 
 /** A VOD as the encoder leaves it on disk (playlists only: the bench never fetches a segment): n × 4 s and a tail. */
 async function syntheticVod(mediaDir: string, outputDir: string, segments: number, tail: number): Promise<void> {

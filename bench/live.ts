@@ -3,7 +3,7 @@
 // run: ONE hand-written ffmpeg command for the same ladder writing its own HLS playlist (no engine in the path).
 // Writes bench/results/live.json and live.md. Run: npm run bench:live  (BENCH_MAX_CHANNELS, BENCH_SECONDS, BENCH_SEGMENT)
 import { execFile, spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 
 const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
 const SELF = fileURLToPath(import.meta.url);
@@ -140,7 +141,12 @@ async function main(): Promise<void> {
   };
   const metric = (text: string, name: string): number => text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'))
     .reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  const heap = (): number => { global.gc?.(); global.gc?.(); return process.memoryUsage().heapUsed; };
+  // Collected twice with a pause between: garbage held through a FinalizationRegistry (an AbortSignal.timeout's timer,
+  // one per outgoing request) is freed only once its cleanup task has run after a collection.
+  const heap = async (): Promise<number> => {
+    for (let i = 0; i < 3; i++) { global.gc?.(); await new Promise((r) => setTimeout(r, 50)); }
+    return process.memoryUsage().heapUsed;
+  };
   const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Array<Record<string, unknown>> = [];
   const loadBefore = loadavg();
@@ -159,11 +165,15 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
     }
     const metricsBefore = await (await fetch(`${engine.url}/metrics`)).text();
-    const heapBefore = heap();
+    const heapBefore = await heap();
+    // SSAI_CAPACITY_SNAPSHOTS=dir: heap snapshots around the run, to see what a viewer holds (diff them by constructor).
+    const snapshots = process.env.SSAI_CAPACITY_SNAPSHOTS;
+    if (snapshots) v8.writeHeapSnapshot(`${snapshots}/before-${viewers}.heapsnapshot`);
     const cpu0 = process.cpuUsage();
     const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
     const cpu1 = process.cpuUsage(cpu0);
-    const heapAfter = heap();
+    const heapAfter = await heap();
+    if (snapshots) v8.writeHeapSnapshot(`${snapshots}/after-${viewers}.heapsnapshot`);
     const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
     const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
     const availSeconds = delta('ssai_avail_seconds_total');

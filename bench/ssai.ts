@@ -5,20 +5,18 @@
 // method: it shares the event loop with the server) and by autocannon in a child node process (the figure that
 // counts: the load generator gets its own event loop).
 // Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai.ts [seconds=8] [sessions=1000]
-import { spawn } from 'node:child_process';
+import { cannonChild as runChild, toLoad, type CannonResult, type Load } from './lib/autocannon-child.js';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { OriginServer, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../fixtures/origin-server.js';
 import { VastServer } from '../fixtures/vast-server.js';
 import { startEngineWith } from '../test/ssai/setup.js';
 
 // autocannon ships no types: the slice used here.
-type CannonResult = { requests: { average: number; total: number }; latency: { p50: number; p90: number; p99: number }; errors: number; non2xx: number };
 type CannonRequest = { path?: string; [k: string]: unknown };
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
   url: string; connections: number; duration: number; requests: Array<{ setupRequest: (req: CannonRequest) => CannonRequest }>;
@@ -28,8 +26,6 @@ const seconds = Number(process.argv[2] ?? 8);
 const sessions = Number(process.argv[3] ?? 1000);
 const CONNECTIONS = 50;
 
-type Load = { rps: number; p50Ms: number; p90Ms: number; p99Ms: number; requests: number; errors: number };
-const toLoad = (r: CannonResult): Load => ({ rps: Math.round(r.requests.average), p50Ms: r.latency.p50, p90Ms: r.latency.p90, p99Ms: r.latency.p99, requests: r.requests.total, errors: r.errors + r.non2xx });
 
 async function cannonInProcess(url: string, paths: string[]): Promise<Load> {
   let i = 0;
@@ -39,32 +35,7 @@ async function cannonInProcess(url: string, paths: string[]): Promise<Load> {
   }));
 }
 
-/** The same autocannon run from a child node process (paths handed over in a temp file). */
-const CHILD = `
-const { createRequire } = await import('node:module');
-const { readFileSync } = await import('node:fs');
-const autocannon = createRequire(process.cwd() + '/')('autocannon');
-const { url, paths, connections, duration } = JSON.parse(readFileSync(process.argv[1], 'utf8'));
-let i = 0;
-const r = await autocannon({ url, connections, duration, requests: [{ setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }] });
-process.stdout.write(JSON.stringify(r));
-`;
-async function cannonChild(url: string, paths: string[]): Promise<Load> {
-  const file = path.join(os.tmpdir(), `bench-ssai-${process.pid}-${randomUUID()}.json`);
-  await writeFile(file, JSON.stringify({ url, paths, connections: CONNECTIONS, duration: seconds }));
-  try {
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } });
-      let text = '';
-      child.stdout.on('data', (c: Buffer) => { text += c.toString(); });
-      child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon child exited ${code}`))));
-    });
-    return toLoad(JSON.parse(out) as CannonResult);
-  } finally {
-    await rm(file, { force: true });
-  }
-}
+const cannonChild = (url: string, paths: string[]): Promise<Load> => runChild(url, paths, { connections: CONNECTIONS, seconds });
 
 const origin = await OriginServer.start({ cueForm: 'cue-out' });
 const vast = await VastServer.start();

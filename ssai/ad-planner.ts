@@ -13,6 +13,7 @@ import { h264Of, type ContentShape } from './content-shape.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import type { MediaPlaylist } from './playlist-scanner.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
+import { packRecord } from './packed-tracking.js';
 import type { AdDecisionRequest, AdDecisionResult, VmapBreak } from './vast-decision.js';
 
 export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
@@ -32,7 +33,11 @@ export type CreativeTrack = { segments: Array<{ uri: string; duration: number }>
 /** A prepared creative as URLs: shared by every session (stored once per creative key). */
 export type CreativePlan = { key: string; duration: number; video: CreativeTrack[]; audio?: CreativeTrack };
 
-export type PlannedAdRecord = { adId: string; creativeId: string; duration: number; creativeKey: string; tracking: TrackingEvents; slate?: boolean };
+export type PlannedAdRecord = {
+  adId: string; creativeId: string; duration: number; creativeKey: string; slate?: boolean;
+  /** while the decision is made, and in records stored before the record's packed `tracking` (read with trackingOf) */
+  tracking?: TrackingEvents;
+};
 export interface AvailRecord {
   id: string;
   index: number;
@@ -50,6 +55,8 @@ export interface AvailRecord {
   insert?: true;
   /** VOD: seconds of content before the break */
   contentOffsetSeconds?: number;
+  /** the ads' tracking events, packed (ssai/packed-tracking.ts): read them with trackingOf(record, adIndex) */
+  tracking?: string;
 }
 
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
@@ -58,7 +65,6 @@ export type PrepareSlateFn = (imageUrl: string, ladder: TargetLadder, durationSe
 
 /** The ad id and creative id a slate filler is recorded under (tracking JSON, segment routes). */
 export const SLATE_AD_ID = 'slate';
-const NO_TRACKING: TrackingEvents = { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] };
 
 export interface AdPlannerDeps {
   decision: AdDecisionClient;
@@ -171,7 +177,8 @@ export class AdPlanner {
     await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
     const ids = [...new Set(await store.list(keys.availList(session.id)))];
     const index = Math.max(0, ids.indexOf(avail.id));
-    const record = await this.decide(session, adServerUrl, avail, index, targetDuration, shape);
+    // Stored with its beacon URLs packed: the store and the hot path keep them as one string (memory per viewer).
+    const record = packRecord(await this.decide(session, adServerUrl, avail, index, targetDuration, shape));
     const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
     // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
     if (stored.created) this.countFill(record);
@@ -277,7 +284,7 @@ export class AdPlanner {
       if (typeof got === 'string') {
         if (got !== 'no slate') record.skipped.push({ adId: SLATE_AD_ID, reason: got });
       } else {
-        record.ads.push({ adId: SLATE_AD_ID, creativeId: SLATE_AD_ID, duration: got.duration, creativeKey: got.key, tracking: NO_TRACKING, slate: true });
+        record.ads.push({ adId: SLATE_AD_ID, creativeId: SLATE_AD_ID, duration: got.duration, creativeKey: got.key, slate: true });
         total += got.duration;
       }
     }

@@ -6,6 +6,7 @@ import type { BeaconSender } from './beacons.js';
 import { ssaiError } from './errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
+import { trackingOf } from './packed-tracking.js';
 import type { SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
@@ -37,25 +38,28 @@ export class SegmentRoutes {
     const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
     const seg = track?.segments[segIndex];
     if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
-    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), ad.tracking, track, segIndex);
+    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
     return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
   }
 
-  private fireBeacons(sid: string, record: AvailRecord, adIndex: number, tracking: TrackingEvents, track: CreativeTrack, segIndex: number): void {
+  private fireBeacons(sid: string, record: AvailRecord, adIndex: number, track: CreativeTrack, segIndex: number): void {
     const mark = `${sid}:${record.id}:${adIndex}`;
+    // Unpacked only for a segment that fires an event (the first, a quartile's, the last), not for every redirect.
+    let events: TrackingEvents | undefined;
+    const tracking = (): TrackingEvents => (events ??= trackingOf(record, adIndex));
     let offset = 0;
     for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
     const duration = track.segments.reduce((s, x) => s + x.duration, 0);
     const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
     if (segIndex === 0) {
-      this.beacons.fire(`${mark}:impression`, tracking.impression);
-      this.beacons.fire(`${mark}:start`, tracking.start);
+      this.beacons.fire(`${mark}:impression`, tracking().impression);
+      this.beacons.fire(`${mark}:start`, tracking().start);
     }
     for (const [event, q] of QUARTILES) {
       const at = q * duration;
-      if (at >= offset && at < segEnd) this.beacons.fire(`${mark}:${event}`, tracking[event]);
+      if (at >= offset && at < segEnd) this.beacons.fire(`${mark}:${event}`, tracking()[event]);
     }
-    if (segIndex === track.segments.length - 1) this.beacons.fire(`${mark}:complete`, tracking.complete);
+    if (segIndex === track.segments.length - 1) this.beacons.fire(`${mark}:complete`, tracking().complete);
   }
 
   /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */
@@ -82,12 +86,13 @@ export class SegmentRoutes {
           ...(r.insert ? { insert: true } : {}),
           startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
           ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
-          ads: r.ads.map((a) => {
+          ads: r.ads.map((a, adIndex) => {
+            const tracking = trackingOf(r, adIndex);
             const start = offset;
             offset += a.duration;
             const events = (['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const).map((event) => ({
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
-              beaconUrls: a.tracking[event],
+              beaconUrls: tracking[event],
             }));
             return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),

@@ -39,33 +39,51 @@ export function frozenCopy(value: unknown): unknown {
 }
 
 /**
- * Frozen sub-values repeated across sessions (an ad plan with its tracking URLs, an empty list) kept once, keyed by
- * their JSON text: a bounded table, cleared when full, like the strings'.
+ * Frozen sub-values repeated across sessions (an ad plan with its tracking, an empty list) kept once: a bounded table
+ * keyed by a hash of their JSON text (a hit is checked against the text), cleared when full, like the strings'.
+ * Keyed by hash, not by the text: with personalised ads most records' parts are unique to a viewer, and a text key
+ * would hold each of them twice until the table clears (issue 19 point 4, memory per viewer).
  */
 const SHARED_MAX = 5_000;
-// Small values only: with personalised ads most records' parts are unique to a viewer, and a large unique value would
-// be held twice (its JSON key beside it) until the table clears (issue 19 point 4, memory per viewer).
 const SHARED_MAX_JSON = 256;
-const sharedValues = new Map<string, unknown>();
+const sharedValues = new Map<number, unknown>();
 
+/** FNV-1a over the UTF-16 code units: a table key, never trusted alone. */
+function hashText(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Interns the strings of a value fresh from JSON.parse and freezes it in place: the parser's objects keep their
+ * compact layout (a rebuilt object would grow an out-of-object property array past a few properties).
+ */
 function freezeInterned(value: unknown, top = true): unknown {
   if (typeof value === 'string') return intern(value);
   if (value === null || typeof value !== 'object') return value;
-  let out: unknown;
-  if (Array.isArray(value)) out = Object.freeze(value.map((x) => freezeInterned(x, false)));
-  else {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(value)) o[k] = freezeInterned(x, false);
-    out = Object.freeze(o);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = freezeInterned(value[i], false);
+  } else {
+    const o = value as Record<string, unknown>;
+    for (const k in o) {
+      const x = freezeInterned(o[k], false);
+      if (x === o[k]) continue;
+      // An own "__proto__" (JSON.parse makes one from a player's parameter): assigned, it would set the prototype.
+      if (k === '__proto__') Object.defineProperty(o, k, { value: x });
+      else o[k] = x;
+    }
   }
-  if (top) return out; // the stored value itself is per key: only its parts are shared
-  const json = JSON.stringify(out);
-  if (json.length > SHARED_MAX_JSON) return out;
-  const hit = sharedValues.get(json);
-  if (hit !== undefined) return hit;
+  Object.freeze(value);
+  if (top) return value; // the stored value itself is per key: only its parts are shared
+  const json = JSON.stringify(value);
+  if (json.length > SHARED_MAX_JSON) return value;
+  const hash = hashText(json);
+  const hit = sharedValues.get(hash);
+  if (hit !== undefined && JSON.stringify(hit) === json) return hit;
   if (sharedValues.size >= SHARED_MAX) sharedValues.clear();
-  sharedValues.set(json, out);
-  return out;
+  sharedValues.set(hash, value);
+  return value;
 }
 
 /** A flat copy of a key: a key made from a request URL may otherwise be a slice keeping the whole URL alive. */

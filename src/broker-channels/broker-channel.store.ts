@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../store/database.js';
+import type { StoredMeta } from '../meta-groups/attached-meta.js';
 import { fromJson, toJson } from '../store/database.js';
 import type { BrokerChannel, ChannelInput, ChannelType } from './broker-channel.schema.js';
 
@@ -28,8 +29,6 @@ declare module '../store/database.js' {
     broker_channels: BrokerChannelTable;
   }
 }
-
-interface StoredMeta { selectedMetaGroupGuid?: string; values: Record<string, unknown> }
 
 function toChannel(row: BrokerChannelTable): BrokerChannel {
   const meta = fromJson<StoredMeta>(row.meta, { values: {} });

@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../store/database.js';
+import type { StoredMeta } from '../meta-groups/attached-meta.js';
 import { fromJson, toJson } from '../store/database.js';
 import { newId } from '../core/ids.js';
 import type { Listing, ListingInput } from './listing.schema.js';
@@ -26,8 +27,6 @@ declare module '../store/database.js' {
     broker_listings: BrokerListingTable;
   }
 }
-
-interface StoredMeta { selectedMetaGroupGuid?: string; values: Record<string, unknown> }
 
 function toListing(row: BrokerListingTable): Listing {
   const meta = fromJson<StoredMeta>(row.meta, { values: {} });

@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../store/database.js';
+import type { StoredMeta } from '../meta-groups/attached-meta.js';
 import { fromJson, toJson } from '../store/database.js';
 import type { Playlist, PlaylistInput, PlaylistSourceInput } from './playlist.schema.js';
 
@@ -22,8 +23,6 @@ declare module '../store/database.js' {
     broker_playlists: BrokerPlaylistTable;
   }
 }
-
-interface StoredMeta { selectedMetaGroupGuid?: string; values: Record<string, unknown> }
 
 function toPlaylist(row: BrokerPlaylistTable): Playlist {
   const meta = fromJson<StoredMeta>(row.meta, { values: {} });

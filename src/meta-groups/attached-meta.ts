@@ -17,6 +17,9 @@ export const attachedMetaShape = {
     .refine((m) => JSON.stringify(m).length <= 65_536, 'custom metadata is at most 64 KiB of JSON').optional(),
 };
 
+/** How a resource's custom metadata is stored (its `meta` column, JSON). */
+export interface StoredMeta { selectedMetaGroupGuid?: string; values: Record<string, unknown> }
+
 export function attachmentGuid(name: AttachmentName): string {
   return META_GROUP_ATTACHMENTS.find((a) => a.name === name)!.guid;
 }

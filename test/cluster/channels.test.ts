@@ -7,22 +7,11 @@ import { generateMedia } from '../../fixtures/generate-media.js';
 import { postgresAvailable } from '../helpers/engine.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { decodeLive, tinyBlueprint } from '../e2e/live/live-helpers.js';
-import { CLUSTER_ADMIN, startCluster, type Cluster } from './cluster.js';
+import { CLUSTER_ADMIN, startCluster, until, type Cluster } from './cluster.js';
 
 const ready = (await postgresAvailable()) && (await redisAvailable());
 if (!ready) process.stderr.write('test/cluster: skipped: the cluster suite needs the local PostgreSQL and Redis (see the messages above)\n');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 describe.skipIf(!ready)('a channel in a cluster: api and packager in separate processes', () => {
   let cluster: Cluster;

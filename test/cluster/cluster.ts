@@ -13,6 +13,19 @@ import { POSTGRES_URL } from '../helpers/engine.js';
 import { startEngineProcess, type EngineProcess } from '../helpers/engine-process.js';
 import { deleteRedisPrefix, REDIS_URL, testRedisPrefix } from '../helpers/redis.js';
 
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` every 250 ms until it gives a value; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
 export const CLUSTER_ADMIN = { email: 'admin@example.test', password: 'cluster-admin-password' };
 
 /**

@@ -9,7 +9,7 @@ import { postgresAvailable } from '../helpers/engine.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { segmentUris, variantUrls } from '../ssai/setup.js';
 import { catalogBlueprint } from '../api/live/live-helpers.js';
-import { CLUSTER_ADMIN, startCluster, type Cluster } from './cluster.js';
+import { CLUSTER_ADMIN, sleep, startCluster, until, type Cluster } from './cluster.js';
 
 const postgres = await postgresAvailable();
 const redis = await redisAvailable();
@@ -18,17 +18,6 @@ if (!ready) process.stderr.write('test/cluster: skipped: the cluster suite needs
 
 /** Ad segment paths without the session part: what "the same ads" means. */
 const adsOf = (text: string) => segmentUris(text).filter((u) => u.includes('/v1/segment/'));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 /** DESIGN.md "Processes and scale", proven: api, 2 ssai, 2 workers and a packager on PostgreSQL + Redis. */
 describe.skipIf(!ready)('a cluster: one api, two ssai behind a balancer, two workers, one packager', () => {

@@ -13,6 +13,7 @@ import { findAvails, type Avail } from '../../ssai/cue-finder.js';
 import { stitchMediaPlaylist, type PlannedAd } from '../../ssai/manifest-rewriter.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
 import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore, type SessionStore } from '../../ssai/session-store.js';
 import { localSlatePreparer, slateImageFrom } from '../../ssai/slate.js';
 import type { AdDecisionClient, AdDecisionResult, LinearAd } from '../../ssai/vast-decision.js';
@@ -95,7 +96,7 @@ describe('slate fills the rest of an avail', () => {
     const slate = record.ads[1]!;
     expect(slate.slate).toBe(true);
     expect(slate.duration).toBeCloseTo(4, 2);
-    expect(Object.values(slate.tracking).flat()).toEqual([]);
+    expect(Object.values(trackingOf(record, 1)).flat()).toEqual([]);
     expect(record.endSegmentIndex).toBe(9); // content resumes at the CUE-IN, not after the ad
     expect(record.skipped).toEqual([]);
 

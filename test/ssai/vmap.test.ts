@@ -10,6 +10,7 @@ import { AD_SECONDS, VastServer } from '../../fixtures/vast-server.js';
 import { AdPlanner, mediaStoreUrl, type PrepareFn, type SessionRecord } from '../../ssai/ad-planner.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore } from '../../ssai/session-store.js';
 import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/vast-decision.js';
 import { availsFromVmap, fetchVmapBreaks, offsetSeconds, parseTimeOffset } from '../../ssai/vmap-avails.js';
@@ -117,7 +118,7 @@ describe('VMAP through the planner', () => {
     expect(records.map((r) => [r.startSegmentIndex, r.endSegmentIndex, r.duration, r.insert])).toEqual([[0, 0, 6, true], [4, 4, 6, true], [7, 7, 10, true], [10, 10, 4, true]]);
     expect(records.every((r) => !r.skipped.length)).toBe(true);
     expect(records.every((r) => r.ads.every((ad) => !ad.slate))).toBe(true);
-    expect(records[0]!.ads[0]!.tracking.impression).toEqual([`${vast.url}/track/impression/a`]);
+    expect(trackingOf(records[0]!, 0).impression).toEqual([`${vast.url}/track/impression/a`]);
   });
 
   it('gives no VMAP avails when the ad server answers VAST, fails, or the playlist is live', async () => {

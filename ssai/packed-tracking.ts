@@ -1,0 +1,68 @@
+// The beacon URLs of a decision kept deflated (issue 19 point 4, memory per viewer). With personalised ads every
+// viewer's tracking URLs are its own: 7 events × 2 ads of ~100-character URLs held as 28 strings in 28 arrays cost
+// ~3 KB per break per viewer, more than the whole budget. They are cold data (read when a beacon fires or the
+// tracking JSON is asked for) and very repetitive (one host, one path, the viewer's id in each), so a decision keeps
+// them as one deflated string (~270 characters for that break) and they are inflated on use.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import type { AvailRecord, PlannedAdRecord } from './ad-planner.js';
+import type { TrackingEvents } from './vast-decision.js';
+
+export const NO_TRACKING: TrackingEvents = Object.freeze({
+  impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [],
+}) as TrackingEvents;
+
+const EVENT_NAMES = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete', 'error'] as const;
+
+/** The tracking events of each ad as one string: base64 of deflated JSON (base64: the record is JSON in Redis too). */
+export function packTracking(perAd: readonly TrackingEvents[]): string {
+  return deflateRawSync(JSON.stringify(perAd)).toString('base64');
+}
+
+/** Unpacked lists, bounded: the same break's beacons fire for several segments in a row. */
+const unpacked = new LRUCache<string, TrackingEvents[]>({ max: 2000 });
+
+/** The packed lists, or undefined when the text is not a packed list (a bug or a foreign record: no beacons then). */
+export function unpackTracking(packed: string): TrackingEvents[] | undefined {
+  const hit = unpacked.get(packed);
+  if (hit) return hit;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const lists = parsed.map((x: unknown) => {
+    const o = (x && typeof x === 'object' ? x : {}) as Record<string, unknown>;
+    const events = {} as TrackingEvents;
+    for (const name of EVENT_NAMES) {
+      const v = o[name];
+      events[name] = Array.isArray(v) ? v.filter((u): u is string => typeof u === 'string') : [];
+    }
+    return events;
+  });
+  unpacked.set(packed, lists);
+  return lists;
+}
+
+/** The tracking events of a record's ad: from the packed string, or from the ad itself (records stored before packing). */
+export function trackingOf(record: Pick<AvailRecord, 'ads' | 'tracking'>, adIndex: number): TrackingEvents {
+  const ad = record.ads[adIndex];
+  if (!ad) return NO_TRACKING;
+  if (ad.tracking) return ad.tracking;
+  if (record.tracking === undefined) return NO_TRACKING;
+  return unpackTracking(record.tracking)?.[adIndex] ?? NO_TRACKING;
+}
+
+/**
+ * The record as it is stored: its ads' tracking events moved into one packed string (left out when no ad has any,
+ * as a slate-only break).
+ */
+export function packRecord(record: AvailRecord): AvailRecord {
+  const perAd = record.ads.map((a) => a.tracking ?? NO_TRACKING);
+  const ads: PlannedAdRecord[] = record.ads.map(({ tracking: _t, ...rest }) => rest);
+  const { tracking: _old, ...rest } = record;
+  const any = perAd.some((t) => EVENT_NAMES.some((name) => t[name].length > 0));
+  return any ? { ...rest, ads, tracking: packTracking(perAd) } : { ...rest, ads };
+}

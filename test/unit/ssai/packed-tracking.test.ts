@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import type { AvailRecord } from '../../../ssai/ad-planner.js';
+import { NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/packed-tracking.js';
+import { frozenCopy } from '../../../ssai/session-store.js';
+import type { TrackingEvents } from '../../../ssai/vast-decision.js';
+
+const sid = '0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f';
+const events = (ad: string): TrackingEvents => ({
+  impression: [`http://ads.example/track/impression/${ad}-${sid}`], start: [`http://ads.example/track/start/${ad}-${sid}`],
+  firstQuartile: [`http://ads.example/track/firstQuartile/${ad}-${sid}`], midpoint: [`http://ads.example/track/midpoint/${ad}-${sid}`],
+  thirdQuartile: [`http://ads.example/track/thirdQuartile/${ad}-${sid}`, 'http://other.example/q3?x=1&y=é'],
+  complete: [`http://ads.example/track/complete/${ad}-${sid}`], error: [`http://ads.example/track/error/${ad}-${sid}?code=[ERRORCODE]`],
+});
+const record = (): AvailRecord => ({
+  id: 'scte-1', index: 0, startSegmentIndex: 4, endSegmentIndex: 9, duration: 10, slotDuration: 2, skipped: [], decidedAt: 1,
+  ads: [
+    { adId: `ad-a-${sid}`, creativeId: 'cr-a', duration: 4, creativeKey: 'ka', tracking: events('a') },
+    { adId: `ad-b-${sid}`, creativeId: 'cr-b', duration: 6, creativeKey: 'kb', tracking: events('b') },
+    { adId: 'slate', creativeId: 'slate', duration: 0.5, creativeKey: 'ks', slate: true },
+  ],
+});
+
+describe('packed tracking', () => {
+  it('stores every ad\'s events in one string, several times smaller, and gives them back per ad', () => {
+    const packed = packRecord(record());
+    expect(packed.ads.every((a) => a.tracking === undefined)).toBe(true);
+    expect(packed.tracking).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    const rawLength = JSON.stringify([events('a'), events('b')]).length;
+    expect(packed.tracking!.length).toBeLessThan(rawLength / 3);
+    // as the memory store and Redis keep it: through JSON
+    const stored = frozenCopy(packed) as AvailRecord;
+    expect(trackingOf(stored, 0)).toEqual(events('a'));
+    expect(trackingOf(stored, 1)).toEqual(events('b'));
+    expect(trackingOf(stored, 2)).toEqual(NO_TRACKING);
+    expect(trackingOf(stored, 3)).toEqual(NO_TRACKING);
+    expect(packed.ads.map((a) => a.adId)).toEqual(record().ads.map((a) => a.adId));
+  });
+
+  it('leaves a record without beacons unpacked, and still reads records stored before packing', () => {
+    const slateOnly: AvailRecord = { ...record(), ads: [{ adId: 'slate', creativeId: 'slate', duration: 10, creativeKey: 'ks', slate: true }] };
+    expect(packRecord(slateOnly).tracking).toBeUndefined();
+    expect(trackingOf(packRecord(slateOnly), 0)).toEqual(NO_TRACKING);
+    const legacy = record();
+    expect(trackingOf(legacy, 1)).toEqual(events('b'));
+  });
+
+  it('gives no events for a packed string it cannot read', () => {
+    expect(unpackTracking('not deflate')).toBeUndefined();
+    expect(unpackTracking(Buffer.from('{"a":1}').toString('base64'))).toBeUndefined();
+    expect(unpackTracking(packTracking([{ ...NO_TRACKING, start: ['http://a/s'] }]))?.[0]?.start).toEqual(['http://a/s']);
+    expect(trackingOf({ ads: record().ads.map(({ tracking: _t, ...a }) => a), tracking: 'garbage' }, 0)).toEqual(NO_TRACKING);
+  });
+});
+
+describe('memory store copies', () => {
+  it('share a repeated part between records but keep own "__proto__" keys as data', () => {
+    const a = frozenCopy({ ads: [{ adId: 'x', creativeKey: 'creative-key-1' }], p: JSON.parse('{"__proto__":{"polluted":"yes"}}') }) as { ads: unknown; p: Record<string, unknown> };
+    const b = frozenCopy({ ads: [{ adId: 'x', creativeKey: 'creative-key-1' }], p: {} }) as { ads: unknown };
+    expect(a.ads).toBe(b.ads);
+    expect(Object.getPrototypeOf(a.p)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(a.p, '__proto__')?.value).toEqual({ polluted: 'yes' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const c = frozenCopy({ ads: [{ adId: 'y', creativeKey: 'creative-key-1' }] }) as { ads: unknown };
+    expect(c.ads).not.toBe(b.ads);
+    expect(c.ads).toEqual([{ adId: 'y', creativeKey: 'creative-key-1' }]);
+  });
+});
