@@ -59,7 +59,10 @@ export function encoderArgs(plan: EncoderPlan, input: RunInput, paths: RunPaths,
   args.push(
     '-f', 'hls', '-hls_time', String(seg), '-hls_list_size', '8', '-hls_flags', 'temp_file+independent_segments',
     '-hls_segment_type', plan.hls.segmentType === 'fmp4' ? 'fmp4' : 'mpegts',
-    ...(plan.hls.segmentType === 'fmp4' ? ['-hls_fmp4_init_filename', `${paths.prefix}_%v_init.mp4`] : []),
+    // Every run starts its MPEG-TS continuity counters and clock over: its first packets carry the discontinuity
+    // indicator, so a reader going from the previous run's segments into this one (the slate and a push sender taking
+    // turns) sees a signalled discontinuity, not corrupt packets.
+    ...(plan.hls.segmentType === 'fmp4' ? ['-hls_fmp4_init_filename', `${paths.prefix}_%v_init.mp4`] : ['-hls_segment_options', 'mpegts_flags=+initial_discontinuity']),
     '-hls_segment_filename', path.join(paths.publicDir, `${paths.prefix}_%v_%05d.${ext}`),
     '-var_stream_map', plan.renditions.map((r, i) => `v:${i},a:${i},name:${r.id}`).join(' '),
     path.join(paths.workDir, `${paths.prefix}_%v.m3u8`),
