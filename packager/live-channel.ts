@@ -267,6 +267,11 @@ export class LiveChannel {
   /** Places a segment on the channel timeline (the first rendition to report it decides) and in its playlist. */
   private async onSegment(segment: FinishedSegment): Promise<void> {
     if (segment.renditionId === this.plan.archiveRenditionId) await this.archive?.record(path.join(this.publicDir, segment.file), segment.duration);
+    if (segment.renditionId === this.plan.archiveOnly?.id) {
+      // the archive's own rendition has no playlist: once recorded (a hard link) its public copy goes at once
+      await rm(path.join(this.publicDir, segment.file), { force: true });
+      return;
+    }
     if (this.stopping) return;
     const key = `${segment.run}:${segment.index}`;
     let entry = this.timeline.get(key);
