@@ -71,15 +71,16 @@ export function ownerAlive(owner: ChannelOwner): boolean {
 }
 
 /**
- * Takes a channel's work dir over from a dead owner (or from none: a dir an older engine left without owner file).
+ * Takes a channel's work dir over from a dead owner (or from none: a dir an older engine left without owner file);
+ * `alive` may know more than this host can see (another host's packager heartbeat in the database).
  * The claim is atomic across processes (a rename, or an exclusive create), so two packagers starting together never
  * both recover the same channel. False when the owner is alive or another packager claimed it first.
  */
-export function claimWorkDir(dir: string, me: ChannelOwner): boolean {
+export function claimWorkDir(dir: string, me: ChannelOwner, alive: (owner: ChannelOwner) => boolean = ownerAlive): boolean {
   const owner = readOwner(dir);
   const file = path.join(dir, OWNER_FILE);
   if (owner) {
-    if (ownerAlive(owner)) return false;
+    if (alive(owner)) return false;
     const taken = `${file}.claimed-${me.runtimeId}`;
     try {
       renameSync(file, taken);

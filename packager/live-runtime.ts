@@ -1,6 +1,7 @@
 // The engine's ChannelRuntime (packager/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../src/core/logger.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
@@ -36,7 +37,9 @@ export class LiveRuntime implements ChannelRuntime {
   private readonly unregister: () => void;
 
   constructor(private readonly options: LiveRuntimeOptions) {
-    this.id = options.id ?? `${process.pid}-${randomBytes(4).toString('hex')}`;
+    // the form of a channel-command worker's id: the packager part gives the worker this id, so the database's
+    // packager heartbeats tell whether the owner named in a work dir on a shared volume is alive on another host
+    this.id = options.id ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.owner = ownerOf(this.id);
     this.unregister = registerRuntime(this.id);
   }
@@ -76,6 +79,45 @@ export class LiveRuntime implements ChannelRuntime {
     if (names.length > dirs.length) this.options.logger.info({ others: names.length - dirs.length }, 'channels of other live packagers on this data directory left alone');
     this.recovered = states;
     return states;
+  }
+
+  /**
+   * Takes over a RUNNING channel this runtime does not run whose owner is gone: a packager of this host that died, or
+   * one of another host (shared volume) that `aliveElsewhere` says no longer beats. Its encoders are ended when they
+   * are on this host; the state to resume it from is returned (undefined: not ours to take, or nothing to resume).
+   */
+  adoptOrphan(workflowId: string, aliveElsewhere: (runtimeId: string) => boolean): ChannelState | undefined {
+    if (this.channels.has(workflowId)) return undefined;
+    const dir = workDir(this.options.dataDir, workflowId);
+    const owner = readOwner(dir);
+    if (!owner || owner.runtimeId === this.id) return undefined;
+    const alive = (o: ChannelOwner) => (o.host === os.hostname() ? ownerAlive(o) : aliveElsewhere(o.runtimeId));
+    if (!claimWorkDir(dir, this.owner, alive)) return undefined;
+    const killed = killOrphans([dir]);
+    this.options.logger.warn({ workflowId, previousOwner: owner.runtimeId, host: owner.host, killed }, 'took over the channel of a packager that is gone');
+    try {
+      return JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as ChannelState;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Channels whose work dir another packager has taken over (it judged this one gone: a stalled process, a host cut
+   * off from the database) end here at once, files kept: two encoders must never write one channel.
+   */
+  async fence(): Promise<string[]> {
+    const lost = [...this.channels.values()].filter((channel) => {
+      const owner = readOwner(channel.workDir);
+      return owner !== undefined && owner.runtimeId !== this.id;
+    });
+    for (const channel of lost) {
+      this.channels.delete(channel.workflowId);
+      this.options.logger.error({ workflowId: channel.workflowId, owner: readOwner(channel.workDir)?.runtimeId }, 'another packager took this channel over: ending it here');
+    }
+    this.options.metrics?.channelsRunning.set(this.channels.size);
+    await Promise.allSettled(lost.map((channel) => channel.halt()));
+    return lost.map((channel) => channel.workflowId);
   }
 
   /** Whether another live packager runs this channel from the shared data directory (its work dir says so). */
