@@ -1,4 +1,4 @@
-// Issue 18, push inputs going from the slate to the sender and back (SRT_PUSH, RIST, RTP, RTP_FEC), with a real ffmpeg
+// Issue 18, push inputs going from the slate to the sender and back (RTMP_PUSH, SRT_PUSH, RIST, RTP, RTP_FEC), with a real ffmpeg
 // sender that leaves and returns: the media playlist keeps contiguous sequence numbers, marks a discontinuity exactly
 // where one encoder run gives way to the next, and ffmpeg decodes the whole window across the changes without an
 // error or warning, its timestamps never going backwards.
@@ -39,6 +39,7 @@ function run(file: string, args: string[]): Promise<{ stdout: string; stderr: st
 }
 
 const senders = {
+  RTMP_PUSH: { format: 'flv', outputOptions: [] as string[] },
   SRT_PUSH: { format: 'mpegts', outputOptions: [] as string[] },
   RIST: { format: 'mpegts', outputOptions: [] as string[] },
   RTP: { format: 'rtp_mpegts', outputOptions: [] as string[] },
