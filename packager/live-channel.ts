@@ -1,7 +1,8 @@
 // One running channel: its ingest front, its encoder (one ffmpeg at a time), the playlists the engine writes, and the
 // alarms it raises. Files: DATA_DIR/live/<workflowId>/ (public: segments and playlists, served on /live) and
 // DATA_DIR/live-work/<workflowId>/ (private: ffmpeg's own playlists, pid files, the state a restarted engine resumes).
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../src/core/logger.js';
@@ -18,6 +19,7 @@ import { ChannelOutputs } from './outputs/channel-outputs.js';
 import { ChannelSampler } from './graphs/channel-sampler.js';
 import type { LiveMetrics } from './live-metrics.js';
 import type { AdBreak } from './channel-runtime.js';
+import { writeOwner, type ChannelOwner } from './channel-owner.js';
 
 export interface ChannelDeps {
   ffmpegPath: string;
@@ -26,6 +28,8 @@ export interface ChannelDeps {
   fronts: FrontRegistry;
   logger: Logger;
   emit(event: ChannelRuntimeEvent): void;
+  /** written to the work dir: other packagers on this data directory leave the channel alone while it lives */
+  owner: ChannelOwner;
   metrics?: LiveMetrics;
   sampleIntervalMs?: number;
 }
@@ -129,7 +133,12 @@ export class LiveChannel {
     if (!this.resumed) rmSync(this.publicDir, { recursive: true, force: true });
     rmSync(this.workDir, { recursive: true, force: true });
     mkdirSync(this.publicDir, { recursive: true });
-    mkdirSync(this.workDir, { recursive: true });
+    // the work dir appears with its owner file already in it (a rename), so a packager starting meanwhile on the same
+    // data directory never sees it ownerless and takes it for an orphan
+    const staging = path.join(path.dirname(this.workDir), `.${this.workflowId}-${randomBytes(4).toString('hex')}`);
+    mkdirSync(staging, { recursive: true });
+    writeOwner(staging, this.deps.owner);
+    renameSync(staging, this.workDir);
     await this.persist();
     const multivariant = renderMultivariant(this.plan.renditions);
     await writeFile(path.join(this.publicDir, MULTIVARIANT_NAME), multivariant);
@@ -258,6 +267,11 @@ export class LiveChannel {
   /** Places a segment on the channel timeline (the first rendition to report it decides) and in its playlist. */
   private async onSegment(segment: FinishedSegment): Promise<void> {
     if (segment.renditionId === this.plan.archiveRenditionId) await this.archive?.record(path.join(this.publicDir, segment.file), segment.duration);
+    if (segment.renditionId === this.plan.archiveOnly?.id) {
+      // the archive's own rendition has no playlist: once recorded (a hard link) its public copy goes at once
+      await rm(path.join(this.publicDir, segment.file), { force: true });
+      return;
+    }
     if (this.stopping) return;
     const key = `${segment.run}:${segment.index}`;
     let entry = this.timeline.get(key);

@@ -1,9 +1,12 @@
 // The engine's ChannelRuntime (packager/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../src/core/logger.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
 import { killOrphans } from './encode/ffmpeg-process.js';
+import { claimWorkDir, ownerAlive, ownerOf, readOwner, registerRuntime, type ChannelOwner } from './channel-owner.js';
 import { FrontRegistry } from './ingest/front-registry.js';
 import { LiveChannel, liveDir, workDir, type ChannelState } from './live-channel.js';
 import type { LiveMetrics } from './live-metrics.js';
@@ -20,6 +23,8 @@ export interface LiveRuntimeOptions {
   sampleIntervalMs?: number;
   /** how long a start may wait for the first segment */
   startTimeoutMs?: number;
+  /** names this runtime in its channels' owner files (default: host, pid and a random part) */
+  id?: string;
 }
 
 export class LiveRuntime implements ChannelRuntime {
@@ -27,7 +32,17 @@ export class LiveRuntime implements ChannelRuntime {
   private readonly channels = new Map<string, LiveChannel>();
   private readonly listeners = new Set<(event: ChannelRuntimeEvent) => void>();
 
-  constructor(private readonly options: LiveRuntimeOptions) {}
+  readonly id: string;
+  private readonly owner: ChannelOwner;
+  private readonly unregister: () => void;
+
+  constructor(private readonly options: LiveRuntimeOptions) {
+    // the form of a channel-command worker's id: the packager part gives the worker this id, so the database's
+    // packager heartbeats tell whether the owner named in a work dir on a shared volume is alive on another host
+    this.id = options.id ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.owner = ownerOf(this.id);
+    this.unregister = registerRuntime(this.id);
+  }
 
   private recovered: ChannelState[] = [];
 
@@ -38,27 +53,82 @@ export class LiveRuntime implements ChannelRuntime {
     return states;
   }
 
-  /** Ends the encoders a killed engine left running; keeps the states of the channels they served. */
+  /**
+   * Ends the encoders a killed engine left running; keeps the states of the channels they served. Only channels whose
+   * owner (packager/channel-owner.ts) is gone are taken: packagers sharing DATA_DIR leave each other's channels alone.
+   */
   recoverOrphans(): ChannelState[] {
     const root = path.join(this.options.dataDir, 'live-work');
-    const killed = killOrphans(root);
+    let names: string[] = [];
+    try {
+      names = readdirSync(root).filter((name) => !name.startsWith('.')); // dot dirs: work dirs being set up
+    } catch {
+      return [];
+    }
+    const dirs = names.map((name) => path.join(root, name)).filter((dir) => claimWorkDir(dir, this.owner));
+    const killed = killOrphans(dirs);
     if (killed > 0) this.options.logger.warn({ killed }, 'ended encoders left by a previous engine');
     const states: ChannelState[] = [];
-    let dirs: string[] = [];
-    try {
-      dirs = readdirSync(root);
-    } catch {
-      return states;
-    }
     for (const dir of dirs) {
       try {
-        states.push(JSON.parse(readFileSync(path.join(root, dir, 'state.json'), 'utf8')) as ChannelState);
+        states.push(JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as ChannelState);
       } catch {
-        rmSync(path.join(root, dir), { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true });
       }
     }
+    if (names.length > dirs.length) this.options.logger.info({ others: names.length - dirs.length }, 'channels of other live packagers on this data directory left alone');
     this.recovered = states;
     return states;
+  }
+
+  /**
+   * Takes over a RUNNING channel this runtime does not run whose owner is gone: a packager of this host that died, or
+   * one of another host (shared volume) that `aliveElsewhere` says no longer beats. Its encoders are ended when they
+   * are on this host; the state to resume it from is returned (undefined: not ours to take, or nothing to resume).
+   */
+  adoptOrphan(workflowId: string, aliveElsewhere: (runtimeId: string) => boolean): ChannelState | undefined {
+    if (this.channels.has(workflowId)) return undefined;
+    const dir = workDir(this.options.dataDir, workflowId);
+    const owner = readOwner(dir);
+    if (!owner || owner.runtimeId === this.id) return undefined;
+    const alive = (o: ChannelOwner) => (o.host === os.hostname() ? ownerAlive(o) : aliveElsewhere(o.runtimeId));
+    if (!claimWorkDir(dir, this.owner, alive)) return undefined;
+    const killed = killOrphans([dir]);
+    this.options.logger.warn({ workflowId, previousOwner: owner.runtimeId, host: owner.host, killed }, 'took over the channel of a packager that is gone');
+    try {
+      return JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as ChannelState;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Channels whose work dir another packager has taken over (it judged this one gone: a stalled process, a host cut
+   * off from the database) end here at once, files kept: two encoders must never write one channel.
+   */
+  async fence(): Promise<string[]> {
+    const lost = [...this.channels.values()].filter((channel) => {
+      const owner = readOwner(channel.workDir);
+      return owner !== undefined && owner.runtimeId !== this.id;
+    });
+    for (const channel of lost) {
+      this.channels.delete(channel.workflowId);
+      this.options.logger.error({ workflowId: channel.workflowId, owner: readOwner(channel.workDir)?.runtimeId }, 'another packager took this channel over: ending it here');
+    }
+    this.options.metrics?.channelsRunning.set(this.channels.size);
+    await Promise.allSettled(lost.map((channel) => channel.halt()));
+    return lost.map((channel) => channel.workflowId);
+  }
+
+  /** Whether another live packager runs this channel from the shared data directory (its work dir says so). */
+  runsElsewhere(workflowId: string): boolean {
+    const owner = readOwner(workDir(this.options.dataDir, workflowId));
+    return owner !== undefined && owner.runtimeId !== this.id && ownerAlive(owner);
+  }
+
+  /** Whether the channel's work dir exists (a shared data directory: some packager ran it from here). */
+  hasWorkDir(workflowId: string): boolean {
+    return existsSync(workDir(this.options.dataDir, workflowId));
   }
 
   private emit = (event: ChannelRuntimeEvent): void => {
@@ -73,7 +143,7 @@ export class LiveRuntime implements ChannelRuntime {
 
   private create(spec: ChannelSpec, resumed?: ChannelState): LiveChannel {
     return new LiveChannel(spec, {
-      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts,
+      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts, owner: this.owner,
       logger: this.options.logger.child({ workflowId: spec.workflowId }), emit: this.emit,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       ...(this.options.sampleIntervalMs ? { sampleIntervalMs: this.options.sampleIntervalMs } : {}),
@@ -99,6 +169,8 @@ export class LiveRuntime implements ChannelRuntime {
   async stop(workflowId: string): Promise<{ archiveUrl?: string }> {
     const channel = this.channels.get(workflowId);
     if (!channel) {
+      // another packager's channel (a control plane recovering, or a stray command): its files are not ours to remove
+      if (this.runsElsewhere(workflowId)) return {};
       // nothing runs here (a failed start already rolled back, or a restart): remove what may be left on disk
       rmSync(workDir(this.options.dataDir, workflowId), { recursive: true, force: true });
       rmSync(liveDir(this.options.dataDir, workflowId), { recursive: true, force: true });
@@ -145,5 +217,7 @@ export class LiveRuntime implements ChannelRuntime {
   async close(): Promise<void> {
     await Promise.allSettled([...this.channels.values()].map((channel) => channel.halt()));
     this.channels.clear();
+    // from now on the channels it halted count as orphans: the next packager on this data directory resumes them
+    this.unregister();
   }
 }

@@ -14,6 +14,8 @@ import { newId } from '../src/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
 import type { EngineContext } from '../src/context.js';
 import type { ChannelSpec } from './channel-runtime.js';
+import { livePackagers, STALE_MS } from '../src/channels/channel-command.store.js';
+import type { ChannelState } from './live-channel.js';
 
 declare module '../src/context.js' {
   interface EngineServices {
@@ -22,6 +24,8 @@ declare module '../src/context.js' {
 }
 
 const METRIC_RETENTION_MS = 15 * 24 * 3600_000;
+/** how often a packager looks for channels of gone packagers (a gone one is noticed after STALE_MS without beats) */
+const SWEEP_MS = 3_000;
 
 /** Spec 2.12: the merged archive as a VOD source with status `archive` (its file doubles as the upload, so it can be encoded). */
 async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
@@ -39,6 +43,26 @@ async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relati
   const target = path.join(vod.uploadsDir, stored);
   await link(source, target).catch(() => copyFile(source, target));
   await vod.store.setSourceFile(guid, stored, originalName, 'archive');
+}
+
+/**
+ * The RUNNING channels another live packager runs: its owner file in the shared work dir names a live process, or
+ * (no work dir here: packagers sharing the database only) the channel's owner in the database beats.
+ */
+async function runningElsewhere(ctx: EngineContext, runtime: LiveRuntime, ids: string[]): Promise<Set<string>> {
+  const elsewhere = new Set(ids.filter((id) => runtime.runsElsewhere(id)));
+  const unknown = ids.filter((id) => !elsewhere.has(id) && !runtime.hasWorkDir(id));
+  if (unknown.length === 0) return elsewhere;
+  const rows = await ctx.store.db
+    .selectFrom('channel_owners')
+    .innerJoin('packager_processes', 'packager_processes.id', 'channel_owners.packager_id')
+    .select('channel_owners.workflow_id')
+    .where('channel_owners.workflow_id', 'in', unknown)
+    .where('packager_processes.beat_at', '>=', Date.now() - STALE_MS) // wall time: heartbeats come from other processes
+    .execute()
+    .catch(() => []);
+  for (const row of rows) elsewhere.add(row.workflow_id);
+  return elsewhere;
 }
 
 export const packagerPart: EnginePart = {
@@ -78,23 +102,54 @@ export const packagerPart: EnginePart = {
     const running = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db).catch(() => ({ rows: [] as Array<{ id: string }> }));
     const ids = new Set(running.rows.map((row) => row.id));
     const log = ctx.logger.child({ component: 'packager' });
+    const resume = (state: ChannelState, why: string) => {
+      void runtime.resume(state).then(
+        () => log.info({ workflowId: state.spec.workflowId }, `channel resumed ${why}`),
+        (error: unknown) => {
+          const reason = `the channel could not be resumed ${why}: ${error instanceof Error ? error.message : String(error)}`;
+          runtime.report({ type: 'failed', workflowId: state.spec.workflowId, reason, at: ctx.clock.nowMs() });
+          void runtime.stop(state.spec.workflowId);
+        },
+      );
+    };
     for (const state of states) {
       if (!ids.has(state.spec.workflowId)) {
         await runtime.stop(state.spec.workflowId);
         continue;
       }
       ids.delete(state.spec.workflowId);
-      void runtime.resume(state).then(
-        () => log.info({ workflowId: state.spec.workflowId }, 'channel resumed after an engine restart'),
-        (error: unknown) => {
-          const reason = `the channel could not be resumed after an engine restart: ${error instanceof Error ? error.message : String(error)}`;
-          ctx.services.liveRuntime?.report({ type: 'failed', workflowId: state.spec.workflowId, reason, at: ctx.clock.nowMs() });
-          void runtime.stop(state.spec.workflowId);
-        },
-      );
+      resume(state, 'after an engine restart');
     }
+    // the others may run on another packager of this cluster (same data directory, or same database only): those live
+    const others = await runningElsewhere(ctx, runtime, [...ids]);
     for (const id of ids) {
+      if (others.has(id)) continue;
       runtime.report({ type: 'failed', workflowId: id, reason: 'the engine restarted and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
     }
+    // From now on, every few seconds: RUNNING channels whose packager is gone (died on this host, or stopped beating
+    // on another host of the shared volume) are taken over by one survivor, and channels taken from this one end here.
+    let sweeping = false;
+    const sweep = async () => {
+      if (sweeping) return;
+      sweeping = true;
+      try {
+        await runtime.fence();
+        const rows = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db);
+        const orphans = rows.rows.map((row) => row.id).filter((id) => !runtime.channel(id) && runtime.hasWorkDir(id));
+        if (orphans.length === 0) return;
+        const alive = new Set(await livePackagers(ctx.store.db, Date.now())); // wall time: heartbeats of other processes
+        for (const id of orphans) {
+          const state = runtime.adoptOrphan(id, (runtimeId) => alive.has(runtimeId));
+          if (state) resume(state, 'after its packager was gone');
+        }
+      } catch (error) {
+        log.warn({ err: error }, 'the channels of gone packagers could not be checked');
+      } finally {
+        sweeping = false;
+      }
+    };
+    const timer = setInterval(() => void sweep(), SWEEP_MS);
+    timer.unref();
+    ctx.onClose(() => clearInterval(timer));
   },
 };

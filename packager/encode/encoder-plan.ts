@@ -35,6 +35,8 @@ export interface EncoderPlan {
   hls: HlsGroupPlan;
   /** spec 3.3: rendition recorded by the archive, when archiving */
   archiveRenditionId?: string;
+  /** the archive's own rendition when its output names a picture the HLS ladder does not have (no playlist, not offered) */
+  archiveOnly?: VideoRendition;
   /** RTMP push outputs (rendition id → URL) */
   rtmp: Array<{ destinationId: string; renditionId: string; url: string }>;
 }
@@ -58,6 +60,11 @@ export function channelSettings(spec: ChannelSpec): Json {
 function profileOf(value: unknown): VideoRendition['profile'] {
   const p = String(value ?? 'HIGH').toUpperCase();
   return p.startsWith('BASE') ? 'baseline' : p === 'MAIN' ? 'main' : 'high';
+}
+
+/** Every rendition the channel's ffmpeg encodes: the HLS ladder, then the archive-only one (ffmpeg's top is the first). */
+export function encodedRenditions(plan: EncoderPlan): VideoRendition[] {
+  return plan.archiveOnly ? [...plan.renditions, plan.archiveOnly] : plan.renditions;
 }
 
 export function buildEncoderPlan(spec: ChannelSpec): EncoderPlan {
@@ -86,41 +93,55 @@ export function buildEncoderPlan(spec: ChannelSpec): EncoderPlan {
     if (parsed.hostname !== 'origin.local') putUrl = parsed.toString();
   }
 
-  const renditions: VideoRendition[] = [];
-  let fmp4 = false;
-  arr(hlsGroup.outputs).map(obj).forEach((output, index) => {
+  /** One output (HLS or archive) → its rendition: picture from its video description, sound from its first audio one. */
+  const renditionOf = (output: Json, label: string, id: string): VideoRendition => {
     const videoName = str(output.videoDescriptionName);
     const video = videoName ? videos.get(videoName) : undefined;
-    if (!video) throw new EncoderPlanError(`HLS output ${index} names videoDescriptionName ${videoName ?? '(none)'} that no videoDescriptions entry has`);
+    if (!video) throw new EncoderPlanError(`${label} names videoDescriptionName ${videoName ?? '(none)'} that no videoDescriptions entry has`);
     const audioName = str(arr(output.audioDescriptionNames)[0]);
     const audio = audioName ? audios.get(audioName) : undefined;
-    if (audioName && !audio) throw new EncoderPlanError(`HLS output ${index} names audio description ${audioName} that audioDescriptions does not have`);
+    if (audioName && !audio) throw new EncoderPlanError(`${label} names audio description ${audioName} that audioDescriptions does not have`);
     const h264 = obj(obj(video.codecSettings).h264Settings);
     const aac = obj(obj(audio?.codecSettings).aacSettings);
-    const hlsOutput = obj(obj(output.outputSettings).hlsOutputSettings);
-    if ('fmp4HlsSettings' in obj(hlsOutput.hlsSettings)) fmp4 = true;
     const frameRate = num(h264.framerateNumerator, 30) / num(h264.framerateDenominator, 1);
     const gopSize = num(h264.gopSize, 2);
     const gopFrames = String(h264.gopSizeUnits ?? 'SECONDS').toUpperCase() === 'FRAMES' ? Math.round(gopSize) : Math.round(gopSize * frameRate);
-    const width = Math.round(num(video.width, 1280) / 2) * 2;
-    const height = Math.round(num(video.height, 720) / 2) * 2;
-    const id = (str(hlsOutput.nameModifier) ?? `_${index}`).replace(/^_+/, '').replace(/[^A-Za-z0-9-]/g, '') || String(index);
-    if (renditions.some((r) => r.id === id)) throw new EncoderPlanError(`two HLS outputs share the nameModifier ${id}`);
-    renditions.push({
-      id, width, height, videoBitrate: num(h264.bitrate, 2_000_000), profile: profileOf(h264.profile), frameRate, gopFrames: Math.max(1, gopFrames),
+    return {
+      id, width: Math.round(num(video.width, 1280) / 2) * 2, height: Math.round(num(video.height, 720) / 2) * 2,
+      videoBitrate: num(h264.bitrate, 2_000_000), profile: profileOf(h264.profile), frameRate, gopFrames: Math.max(1, gopFrames),
       audioBitrate: num(aac.bitrate, 128_000), audioSampleRate: num(aac.sampleRate, 48_000),
       audioChannels: String(aac.codingMode ?? 'CODING_MODE_2_0').includes('1_0') ? 1 : 2,
-    });
+    };
+  };
+
+  const renditions: VideoRendition[] = [];
+  let fmp4 = false;
+  arr(hlsGroup.outputs).map(obj).forEach((output, index) => {
+    const hlsOutput = obj(obj(output.outputSettings).hlsOutputSettings);
+    if ('fmp4HlsSettings' in obj(hlsOutput.hlsSettings)) fmp4 = true;
+    const id = (str(hlsOutput.nameModifier) ?? `_${index}`).replace(/^_+/, '').replace(/[^A-Za-z0-9-]/g, '') || String(index);
+    if (renditions.some((r) => r.id === id)) throw new EncoderPlanError(`two HLS outputs share the nameModifier ${id}`);
+    renditions.push(renditionOf(output, `HLS output ${index}`, id));
   });
   if (renditions.length === 0) throw new EncoderPlanError('the HLS output group has no outputs');
 
-  // The archive records the rendition its group names, else the top one (spec 3.3 default group).
+  // Spec 3.3: the archive records what its group's output names (the `0/` pipeline's output: one pipeline runs here),
+  // else the top HLS rendition (the default group, or an output naming no picture). An output whose video description
+  // the HLS ladder does not use is encoded as well, for the archive only.
   let archiveRenditionId: string | undefined;
+  let archiveOnly: VideoRendition | undefined;
   if (spec.archive.enabled) {
     const archiveGroup = groups.find((g) => 'archiveGroupSettings' in obj(g.outputGroupSettings));
-    const named = str(obj(arr(archiveGroup?.outputs)[0]).videoDescriptionName);
+    const outputs = arr(archiveGroup?.outputs).map(obj);
+    const output = outputs.find((o) => String(obj(obj(o.outputSettings).archiveOutputSettings).nameModifier ?? '').startsWith('0/')) ?? outputs[0];
+    const named = str(output?.videoDescriptionName);
     const fromGroup = named ? arr(hlsGroup.outputs).map(obj).findIndex((o) => o.videoDescriptionName === named) : -1;
-    archiveRenditionId = renditions[fromGroup >= 0 ? fromGroup : 0]?.id;
+    if (output && named && fromGroup < 0) {
+      let id = 'archive';
+      while (renditions.some((r) => r.id === id)) id = `${id}-only`;
+      archiveOnly = renditionOf(output, 'the archive output', id);
+      archiveRenditionId = id;
+    } else archiveRenditionId = renditions[fromGroup >= 0 ? fromGroup : 0]?.id;
   }
 
   const rtmp: EncoderPlan['rtmp'] = [];
@@ -137,7 +158,10 @@ export function buildEncoderPlan(spec: ChannelSpec): EncoderPlan {
       rtmp.push({ destinationId: ref, renditionId: renditions[Math.max(0, index)]!.id, url: streamName ? `${url.replace(/\/+$/, '')}/${streamName}` : url });
     }
   }
-  return { renditions, hls: { destinationId, segmentSeconds, segmentType: fmp4 ? 'fmp4' : 'ts', ...(putUrl ? { putUrl } : {}) }, ...(archiveRenditionId ? { archiveRenditionId } : {}), rtmp };
+  return {
+    renditions, hls: { destinationId, segmentSeconds, segmentType: fmp4 ? 'fmp4' : 'ts', ...(putUrl ? { putUrl } : {}) },
+    ...(archiveRenditionId ? { archiveRenditionId } : {}), ...(archiveOnly ? { archiveOnly } : {}), rtmp,
+  };
 }
 
 /** RFC 6381 codec string of a rendition (the level follows from the picture rate, as x264 picks it). */

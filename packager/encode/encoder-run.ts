@@ -3,7 +3,7 @@
 import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import HLS from 'hls-parser';
-import type { EncoderPlan } from './encoder-plan.js';
+import { encodedRenditions, type EncoderPlan } from './encoder-plan.js';
 import { encoderArgs, privatePlaylist, type RunInput, type RunPaths } from './ffmpeg-args.js';
 import { FfmpegProcess, type FfmpegExit, type ProgressSample } from './ffmpeg-process.js';
 
@@ -82,7 +82,7 @@ export class EncoderRun {
     if (this.polling) return;
     this.polling = true;
     try {
-      for (const rendition of this.options.plan.renditions) await this.pollRendition(rendition.id);
+      for (const rendition of encodedRenditions(this.options.plan)) await this.pollRendition(rendition.id);
     } finally {
       this.polling = false;
     }

@@ -3,7 +3,7 @@
 // playlists are private (work dir): the engine reads them to learn of finished segments and writes the public ones.
 import path from 'node:path';
 import type { EncoderPlan } from './encoder-plan.js';
-import { x264Level } from './encoder-plan.js';
+import { encodedRenditions, x264Level } from './encoder-plan.js';
 
 export interface RunPaths {
   /** public directory of the channel (segments) */
@@ -35,19 +35,20 @@ function inputArgs(input: RunInput, plan: EncoderPlan): string[] {
  * probes) never see time go backwards.
  */
 export function encoderArgs(plan: EncoderPlan, input: RunInput, paths: RunPaths, tsOffsetSec = 0): string[] {
-  const n = plan.renditions.length;
+  const renditions = encodedRenditions(plan);
+  const n = renditions.length;
   const audioInput = input.kind === 'slate' ? '1:a:0' : '0:a:0';
   const seg = plan.hls.segmentSeconds;
-  const scaled = plan.renditions.map((r, i) =>
+  const scaled = renditions.map((r, i) =>
     `[s${i}]fps=${r.frameRate},scale=${r.width}:${r.height}:force_original_aspect_ratio=decrease,pad=${r.width}:${r.height}:(ow-iw)/2:(oh-ih)/2,setsar=1,format=yuv420p[v${i}]`);
-  const filter = `[0:v:0]split=${n}${plan.renditions.map((_, i) => `[s${i}]`).join('')};${scaled.join(';')}`;
+  const filter = `[0:v:0]split=${n}${renditions.map((_, i) => `[s${i}]`).join('')};${scaled.join(';')}`;
   const args = ['-hide_banner', '-nostdin', '-loglevel', 'warning', '-progress', 'pipe:1', '-stats_period', '2', ...inputArgs(input, plan), '-filter_complex', filter];
-  plan.renditions.forEach((r, i) => {
+  renditions.forEach((r, i) => {
     args.push('-map', `[v${i}]`, '-map', audioInput);
   });
   args.push('-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${seg})`);
   args.push('-c:a', 'aac');
-  plan.renditions.forEach((r, i) => {
+  renditions.forEach((r, i) => {
     args.push(
       `-b:v:${i}`, String(r.videoBitrate), `-maxrate:v:${i}`, String(r.videoBitrate), `-bufsize:v:${i}`, String(r.videoBitrate * 2),
       `-profile:v:${i}`, r.profile, `-level:v:${i}`, x264Level(r), `-g:v:${i}`, String(r.gopFrames), `-keyint_min:v:${i}`, String(r.gopFrames),
@@ -59,9 +60,12 @@ export function encoderArgs(plan: EncoderPlan, input: RunInput, paths: RunPaths,
   args.push(
     '-f', 'hls', '-hls_time', String(seg), '-hls_list_size', '8', '-hls_flags', 'temp_file+independent_segments',
     '-hls_segment_type', plan.hls.segmentType === 'fmp4' ? 'fmp4' : 'mpegts',
-    ...(plan.hls.segmentType === 'fmp4' ? ['-hls_fmp4_init_filename', `${paths.prefix}_%v_init.mp4`] : []),
+    // Every run starts its MPEG-TS continuity counters and clock over: its first packets carry the discontinuity
+    // indicator, so a reader going from the previous run's segments into this one (the slate and a push sender taking
+    // turns) sees a signalled discontinuity, not corrupt packets.
+    ...(plan.hls.segmentType === 'fmp4' ? ['-hls_fmp4_init_filename', `${paths.prefix}_%v_init.mp4`] : ['-hls_segment_options', 'mpegts_flags=+initial_discontinuity']),
     '-hls_segment_filename', path.join(paths.publicDir, `${paths.prefix}_%v_%05d.${ext}`),
-    '-var_stream_map', plan.renditions.map((r, i) => `v:${i},a:${i},name:${r.id}`).join(' '),
+    '-var_stream_map', renditions.map((r, i) => `v:${i},a:${i},name:${r.id}`).join(' '),
     path.join(paths.workDir, `${paths.prefix}_%v.m3u8`),
   );
   return args;

@@ -111,19 +111,12 @@ function killGroup(pid: number | undefined): void {
 }
 
 /**
- * Ends the ffmpeg processes a previous engine left behind under `root` (pid files `*.pid` in channel work dirs). A pid
+ * Ends the ffmpeg processes a previous engine left behind in the given channel work dirs (pid files `*.pid`). A pid
  * is only killed when its command line still names the pid file's directory, so a recycled pid is never hit.
  */
-export function killOrphans(root: string): number {
+export function killOrphans(dirs: readonly string[]): number {
   let killed = 0;
-  let channels: string[] = [];
-  try {
-    channels = readdirSync(root);
-  } catch {
-    return 0;
-  }
-  for (const channel of channels) {
-    const dir = path.join(root, channel);
+  for (const dir of dirs) {
     let files: string[] = [];
     try {
       files = readdirSync(dir).filter((f) => f.endsWith('.pid'));

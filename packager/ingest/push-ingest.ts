@@ -145,7 +145,11 @@ export function createPushIngestService(ctx: EngineContext): PushIngestService {
           logger.warn({ protocol: 'RTMP_PUSH', remoteAddress, reason }, 'push refused');
         },
       });
-      const port = await server.listen(ctx.config.rtmpPort, ctx.config.host);
+      const port = await server.listen(ctx.config.rtmpPort, ctx.config.host).catch((error: unknown) => {
+        // packagers of one cluster on one host each need their own RTMP_PORT: say so instead of a bare EADDRINUSE
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        throw new Error(`the RTMP ingest port ${ctx.config.rtmpPort} is taken by another process (packagers sharing a host need their own RTMP_PORT)`);
+      });
       logger.info({ port }, 'RTMP ingest server listening');
       rtmp = { server, port };
       return rtmp;

@@ -32,6 +32,8 @@ export const channelCommandsPart: EnginePart = {
       const commands = new Counter({ name: 'engine_channel_commands_run_total', help: 'Channel commands this packager ran for other processes, by kind and outcome', labelNames: ['kind', 'outcome'] as const, registers: [ctx.metrics.registry] });
       const worker = new ChannelCommandWorker({
         db: ctx.store.db, dialect: ctx.store.dialect, runtime: local, clock: systemClock, logger, publicUrl: () => ctx.config.publicUrl, commands,
+        // one id for the packager: its heartbeat tells other hosts whether the channels its work dirs name are alive
+        ...(ctx.services.liveRuntime ? { id: ctx.services.liveRuntime.id } : {}),
         ...(wakeup ? { wakeup } : {}),
       });
       ctx.services.channelCommandWorker = worker;

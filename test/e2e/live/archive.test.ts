@@ -1,6 +1,8 @@
 // Spec 3.3 archives end to end: recorded while the channel runs, merged into one MP4 at the last step of stopping,
 // linked from the channel detail (archive.url) before stoppedDateTime is set, and listed as a VOD source `archive`.
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import HLS from 'hls-parser';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
@@ -11,6 +13,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function probeDuration(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     execFile('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', url], (error, stdout) => (error ? reject(error) : resolve(Number(stdout.trim()))));
+  });
+}
+
+function probeVideoSize(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0:s=x', url], (error, stdout) => (error ? reject(error) : resolve(stdout.trim())));
   });
 }
 
@@ -51,6 +59,54 @@ describe('channel archives', () => {
     const listed = (archives.body.data as Array<Record<string, any>>).filter((v) => JSON.stringify(v).includes(id));
     expect(listed).toHaveLength(1);
     expect(JSON.stringify(listed[0])).toContain('archive');
+  });
+
+  it('records the archive groups of a blueprint that also has an HLS destination, while the HLS output plays', { timeout: 120_000 }, async () => {
+    // spec 3.3: createArchives × archive output groups, the outputs' `0/` and `1/` pipeline prefixes; the archive
+    // names a video description of its own (smaller than the HLS ladder), as encoder channels allow
+    const blueprint = tinyBlueprint('mp4-loop-test', (channel) => {
+      channel.destinations.push({ id: 'archive-dest', settings: [{ url: 's3://archives/main/show' }, { url: 's3://archives/backup/show' }] });
+      const settings = channel.encoderSettings;
+      const video = settings.videoDescriptions[0];
+      settings.videoDescriptions.push({ ...structuredClone(video), name: 'video_archive', width: 160, height: 90 });
+      const output = (modifier: string) => ({
+        videoDescriptionName: 'video_archive', audioDescriptionNames: ['audio_aac'],
+        outputSettings: { archiveOutputSettings: { nameModifier: modifier, extension: 'ts', containerSettings: { m2tsSettings: {} } } },
+      });
+      settings.outputGroups.unshift({
+        name: 'Archive', outputGroupSettings: { archiveGroupSettings: { destination: { destinationRefId: 'archive-dest' }, rolloverInterval: 300 } },
+        outputs: [output('0/$w$x$h$$rc$'), output('1/$w$x$h$$rc$')],
+      });
+    });
+    blueprint.createArchives = true;
+    const id = await createWorkflow(engine, auth, blueprint, 'Archive groups');
+    const running = await startAndSettle(engine, auth, id);
+    expect(running, JSON.stringify(running)).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
+    const playlistUrl = running.outputs[0].url as string;
+    const master = HLS.parse(await (await fetch(playlistUrl)).text());
+    if (!master.isMasterPlaylist) throw new Error('expected the multivariant playlist');
+    // the HLS ladder is the HLS group's: the archive-only rendition is not offered to players
+    expect(master.variants.map((v) => `${v.resolution?.width}x${v.resolution?.height}`)).toEqual(['320x180']);
+    const media = HLS.parse(await (await fetch(playlistUrl.replace('index.m3u8', 'index_720p.m3u8'))).text());
+    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
+    const firstFrameAt = media.segments[0]!.programDateTime!.getTime();
+    await sleep(5000);
+    // the archive's own segments leave the public dir once recorded (at most the one just finished is there)
+    const publicDir = path.join(engine.dataDir, 'live', id);
+    expect(fs.readdirSync(publicDir).filter((f) => f.includes('_archive_') && f.endsWith('.ts')).length).toBeLessThanOrEqual(1);
+    const playing = await decodeLive(playlistUrl, 2);
+    expect(playing.errors).toBe('');
+    expect(playing.decodedSec).toBeGreaterThanOrEqual(1.5);
+    await sleep(2000);
+
+    const stopAt = Date.now();
+    const done = await stopAndSettle(engine, auth, id);
+    expect(done).toMatchObject({ channelStatus: 'DONE', archive: { status: 'AVAILABLE', url: `${engine.url}/media/archives/${id}.mp4` } });
+    const seconds = await probeDuration(done.archive.url);
+    const expected = (stopAt - firstFrameAt) / 1000;
+    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1);
+    expect(await probeVideoSize(done.archive.url)).toBe('160x90');
+    expect((await decodeLive(done.archive.url, 60)).errors).toBe('');
   });
 
   it('keeps no archive when createArchives is false', { timeout: 60_000 }, async () => {

@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPushIngestService, pushSpecOfManagedInput, type PushIngestService } from '../../../packager/ingest/push-ingest.js';
 import type { ManagedInput } from '../../../src/inputs/input.store.js';
@@ -16,6 +17,20 @@ describe('push ingest service', () => {
   afterAll(async () => {
     await killStarted();
     await engine.close();
+  });
+
+  it('says which setting to change when RTMP_PORT is taken (a second packager on the same host)', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const second = createPushIngestService({ ...engine.ctx, config: { ...engine.ctx.config, rtmpPort: port } });
+    try {
+      await expect(second.open({ protocol: 'RTMP_PUSH', input: 'rtmp-in', workflowId: 'wf-x', cidrs: [] }))
+        .rejects.toThrow(`the RTMP ingest port ${port} is taken by another process (packagers sharing a host need their own RTMP_PORT)`);
+    } finally {
+      await second.close();
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 
   it('gives an unmanaged RTMP input a fresh key on the engine\'s RTMP server, and counts its sender in /metrics', async () => {
