@@ -152,6 +152,10 @@ export const packagerPart: EnginePart = {
         for (const id of orphans) {
           const state = runtime.adoptOrphan(id, aliveElsewhere);
           if (state) resume(state, 'after its packager was gone');
+          else if (state === null) {
+            runtime.report({ type: 'failed', workflowId: id, reason: 'its packager was gone and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
+            await runtime.stop(id);
+          }
         }
       } catch (error) {
         log.warn({ err: error }, 'the channels of gone packagers could not be checked');
