@@ -1,5 +1,7 @@
 // Shared by the live channel end-to-end tests: tiny catalog blueprints, workflows through the API, a bounded decode.
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { catalogBlueprint, live } from '../../api/live/live-helpers.js';
@@ -74,4 +76,30 @@ export function alive(pid: number | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/** A protected pull origin: forwards GETs to `target` when they carry these Basic credentials; counts what it refused. */
+export async function basicAuthGate(target: string, user: string, password: string): Promise<{ url: string; refused: number; served: number; close(): Promise<void> }> {
+  const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const gate = { url: '', refused: 0, served: 0, close: async () => undefined as void };
+  const server = http.createServer(async (req, res) => {
+    if (req.headers.authorization !== expected) {
+      gate.refused += 1;
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="source"' }).end();
+      return;
+    }
+    gate.served += 1;
+    try {
+      const upstream = await fetch(`${target}${req.url ?? '/'}`);
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    } catch {
+      // the target went away (its channel stopped first): the puller sees a gateway error, not a hung request
+      res.writeHead(502).end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  gate.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gate.close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
+  return gate;
 }
