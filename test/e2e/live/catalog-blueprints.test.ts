@@ -102,8 +102,8 @@ describe('every catalog blueprint end to end', () => {
 
   const cases: Case[] = [
     { blueprint: 'mp4-loop-test' },
-    { blueprint: 'rtmp-push-abr', push: 'flv' },
-    { blueprint: 'srt-push', push: 'mpegts' },
+    { blueprint: 'rtmp-push-abr', push: 'flv', gap: { archiveDecode: JOINED_RUNS } },
+    { blueprint: 'srt-push', push: 'mpegts', gap: { archiveDecode: JOINED_RUNS } },
     {
       blueprint: 'two-input-switch',
       push: 'flv',
