@@ -15,6 +15,11 @@ export interface DecisionSchedulerDeps {
   /** how long a playlist waits for the decision of a break in its window (default: unbounded) */
   deadlineMs?: number;
   random?: () => number;
+  /**
+   * Early decisions back off while the event loop lags (default true): false keeps the bound at its maximum. The
+   * playlists are the urgent work; an early decision has seconds of slack before its break enters the window.
+   */
+  adaptive?: boolean;
 }
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
@@ -24,6 +29,15 @@ type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => v
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
+const MIN_EARLY_IN_FLIGHT = 4;
+/**
+ * While decisions are queued or running, a probe timer every PROBE_MS: firing more than LAG_HIGH_MS late (requests
+ * waited as long), the bound on decisions in flight halves; under LAG_LOW_MS it grows by 4 (additive increase,
+ * multiplicative decrease, as TCP's window). At 10,000 viewers a break's decisions need ~70% of a core for seconds.
+ */
+const PROBE_MS = 10;
+const LAG_HIGH_MS = 8;
+const LAG_LOW_MS = 2;
 
 export class DecisionScheduler {
   /** early decisions scheduled or running, by session and avail: a reload while one is pending adds nothing */
@@ -36,11 +50,19 @@ export class DecisionScheduler {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private inFlight = 0;
+  private limit: number;
+  private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly random: () => number;
 
   constructor(private readonly deps: DecisionSchedulerDeps) {
     this.random = deps.random ?? Math.random;
+    this.limit = deps.adaptive === false ? MAX_EARLY_IN_FLIGHT : 32;
+  }
+
+  /** How many early decisions may run at once now (adapted to the event loop's lag). */
+  get inFlightBound(): number {
+    return this.limit;
   }
 
   /** Whether an early decision of this avail is scheduled or running. */
@@ -61,14 +83,30 @@ export class DecisionScheduler {
     this.pending.set(key, early);
     this.push(early);
     this.pump();
+    this.startProbe();
+  }
+
+  /** The event-loop lag probe, running while early decisions are queued or in flight. */
+  private startProbe(): void {
+    if (this.probe || this.closed || this.deps.adaptive === false) return;
+    const expected = performance.now() + PROBE_MS;
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      const lag = performance.now() - expected;
+      if (lag > LAG_HIGH_MS) this.limit = Math.max(MIN_EARLY_IN_FLIGHT, this.limit >> 1);
+      else if (lag < LAG_LOW_MS) this.limit = Math.min(MAX_EARLY_IN_FLIGHT, this.limit + 4);
+      this.pump();
+      if (this.heap.length || this.inFlight) this.startProbe();
+    }, PROBE_MS);
+    this.probe.unref();
   }
 
   /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
   private pump(): void {
     const now = this.deps.now();
-    while (this.heap.length && this.heap[0]!.dueAt <= now && this.inFlight < MAX_EARLY_IN_FLIGHT) this.run(this.pop()!);
+    while (this.heap.length && this.heap[0]!.dueAt <= now && this.inFlight < this.limit) this.run(this.pop()!);
     const next = this.heap[0];
-    if (!next || this.inFlight >= MAX_EARLY_IN_FLIGHT || this.closed) return; // a finishing decision pumps again
+    if (!next || this.inFlight >= this.limit || this.closed) return; // a finishing decision (or the probe) pumps again
     if (this.timer && this.timerAt <= next.dueAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next.dueAt;
@@ -132,7 +170,9 @@ export class DecisionScheduler {
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.probe) clearTimeout(this.probe);
     this.timer = undefined;
+    this.probe = undefined;
     this.heap.length = 0;
   }
 }

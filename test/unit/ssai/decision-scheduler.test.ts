@@ -49,7 +49,7 @@ describe('decision scheduler', () => {
         recordFor: (sess) => { started.push(sess.id); return new Promise<AvailRecord>((res) => finishers.push(() => res(record()))); },
         lateRecord: async () => record('late'),
       },
-      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!,
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!, adaptive: false,
     });
     for (const id of ['late', 'early', 'middle']) s.ahead({ session: { id } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 12_000, () => undefined);
     expect(vi.getTimerCount()).toBe(1);
@@ -67,6 +67,27 @@ describe('decision scheduler', () => {
     for (let k = 0; k < 5; k++) { for (const f of finishers.splice(0)) f(); await vi.advanceTimersByTimeAsync(0); }
     expect(started.length - 3).toBe(300);
     expect(s.isPending('b299', 'dr-1')).toBe(false);
+    s.close();
+  });
+
+  it('lets fewer early decisions run while the event loop lags, and still runs them all', async () => {
+    let running = 0;
+    let finished = 0;
+    const s = new DecisionScheduler({
+      planner: {
+        recordFor: () => { running++; return new Promise<AvailRecord>((res) => setTimeout(() => { running--; finished++; res(record()); }, 5)); },
+        lateRecord: async () => record('late'),
+      },
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(),
+    });
+    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0, () => undefined);
+    expect(running).toBe(32);
+    const until = performance.now() + 40;
+    while (performance.now() < until); // the loop blocked: the probe fires 30 ms late
+    await new Promise((r) => setTimeout(r, 15));
+    expect(s.inFlightBound).toBeLessThan(32); // halved to 16, then +4 per calm probe
+    for (let k = 0; k < 200 && finished < 200; k++) await new Promise((r) => setTimeout(r, 10));
+    expect(finished).toBe(200);
     s.close();
   });
 
