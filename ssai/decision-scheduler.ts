@@ -36,6 +36,8 @@ const MIN_EARLY_IN_FLIGHT = 4;
  * multiplicative decrease, as TCP's window). At 10,000 viewers a break's decisions need ~70% of a core for seconds.
  */
 const PROBE_MS = 10;
+/** Decisions of breaks already in the window (a playlist waits on each, up to the deadline) running at once, at most. */
+const MAX_IN_WINDOW = 64;
 const LAG_HIGH_MS = 8;
 const LAG_LOW_MS = 2;
 
@@ -50,6 +52,7 @@ export class DecisionScheduler {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private inFlight = 0;
+  private inWindowRunning = 0;
   private limit: number;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
@@ -154,9 +157,17 @@ export class DecisionScheduler {
 
   /** The decision of a break in the window, or after the deadline the late record (slate or content). */
   async inWindow(task: DecisionTask): Promise<AvailRecord> {
-    const deciding = this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
     const { deadlineMs } = this.deps;
-    if (deadlineMs === undefined) return deciding;
+    if (deadlineMs === undefined) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    if (this.inWindowRunning >= MAX_IN_WINDOW) {
+      // A flood (thousands of viewers joining with a break in the window): more decisions now would only be late and
+      // hold every playlist behind them; these viewers get the late record at once.
+      this.deps.metrics.decisionsLate.inc();
+      return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
+    }
+    this.inWindowRunning++;
+    const deciding = this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    void deciding.finally(() => { this.inWindowRunning--; }).catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), deadlineMs); });
     const first = await Promise.race([deciding, late]);

@@ -102,4 +102,20 @@ describe('decision scheduler', () => {
     expect((await slow.metrics.decisionsLate.get()).values[0]?.value).toBe(1);
     finish(record());
   });
+
+  it('gives the late record at once, without deciding, past 64 decisions of breaks in the window', async () => {
+    const finishers: Array<() => void> = [];
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))), { deadlineMs: 60_000 });
+    const waiting = Array.from({ length: 70 }, (_, i) => s.inWindow({ session: { id: `j${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toEqual({ decide: 64, late: 6 });
+    for (const f of finishers.splice(0)) f();
+    const got = await Promise.all(waiting);
+    expect(got.filter((r) => r.error === 'late')).toHaveLength(6);
+    const again = s.inWindow({ session, adServer: 'x', avail, targetDuration: 2 });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls.decide).toBe(65); // the bound is free again
+    for (const f of finishers.splice(0)) f();
+    expect((await again).error).toBeUndefined();
+  });
 });
