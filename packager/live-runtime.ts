@@ -84,9 +84,10 @@ export class LiveRuntime implements ChannelRuntime {
   /**
    * Takes over a RUNNING channel this runtime does not run whose owner is gone: a packager of this host that died, or
    * one of another host (shared volume) that `aliveElsewhere` says no longer beats. Its encoders are ended when they
-   * are on this host; the state to resume it from is returned (undefined: not ours to take, or nothing to resume).
+   * are on this host; the state to resume it from is returned (undefined: not ours to take; null: taken, but nothing
+   * is left to resume it from).
    */
-  adoptOrphan(workflowId: string, aliveElsewhere: (runtimeId: string) => boolean): ChannelState | undefined {
+  adoptOrphan(workflowId: string, aliveElsewhere: (runtimeId: string) => boolean): ChannelState | null | undefined {
     if (this.channels.has(workflowId)) return undefined;
     const dir = workDir(this.options.dataDir, workflowId);
     const owner = readOwner(dir);
@@ -98,7 +99,7 @@ export class LiveRuntime implements ChannelRuntime {
     try {
       return JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as ChannelState;
     } catch {
-      return undefined;
+      return null;
     }
   }
 

@@ -129,6 +129,9 @@ export const packagerPart: EnginePart = {
     // From now on, every few seconds: RUNNING channels whose packager is gone (died on this host, or stopped beating
     // on another host of the shared volume) are taken over by one survivor, and channels taken from this one end here.
     let sweeping = false;
+    // packagers of other hosts seen without a heartbeat, since when: one that just left (a clean shutdown deletes its
+    // row before it has halted its encoders) is taken for gone only after STALE_MS more, once its encoders have ended
+    const goneSince = new Map<string, number>();
     const sweep = async () => {
       if (sweeping) return;
       sweeping = true;
@@ -137,10 +140,22 @@ export const packagerPart: EnginePart = {
         const rows = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db);
         const orphans = rows.rows.map((row) => row.id).filter((id) => !runtime.channel(id) && runtime.hasWorkDir(id));
         if (orphans.length === 0) return;
-        const alive = new Set(await livePackagers(ctx.store.db, Date.now())); // wall time: heartbeats of other processes
+        const now = Date.now(); // wall time: heartbeats of other processes
+        const alive = new Set(await livePackagers(ctx.store.db, now));
+        for (const [id, since] of goneSince) if (alive.has(id) || since < now - 3600_000) goneSince.delete(id);
+        const aliveElsewhere = (runtimeId: string): boolean => {
+          if (alive.has(runtimeId)) return true;
+          const since = goneSince.get(runtimeId) ?? now;
+          goneSince.set(runtimeId, since);
+          return now - since < STALE_MS;
+        };
         for (const id of orphans) {
-          const state = runtime.adoptOrphan(id, (runtimeId) => alive.has(runtimeId));
+          const state = runtime.adoptOrphan(id, aliveElsewhere);
           if (state) resume(state, 'after its packager was gone');
+          else if (state === null) {
+            runtime.report({ type: 'failed', workflowId: id, reason: 'its packager was gone and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
+            await runtime.stop(id);
+          }
         }
       } catch (error) {
         log.warn({ err: error }, 'the channels of gone packagers could not be checked');

@@ -1,6 +1,8 @@
 // Packagers of one cluster share DATA_DIR and the database (DESIGN.md "Processes and scale"): a packager process
 // starting beside another must leave that one's running channels alone (no orphan kill, no resume, no "failed"
-// report), and the channel still stops through its own packager.
+// report), and the channel still stops through its own packager. A packager that is gone (dead here, or silent in the
+// database from another host) has its RUNNING channels taken over by a survivor; one whose channel was taken over
+// ends it on its side.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
@@ -10,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import HLS from 'hls-parser';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { readOwner } from '../../../packager/channel-owner.js';
-import { beat, STALE_MS } from '../../../src/channels/channel-command.store.js';
+import { beat, leave, STALE_MS } from '../../../src/channels/channel-command.store.js';
 import { alive, createWorkflow, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -95,7 +97,7 @@ describe('two packager processes on one data directory and database', () => {
     await new Promise((r) => second!.once('exit', r));
   });
 
-  it('ends a channel here, files kept, once another packager has taken its work dir over', { timeout: 60_000 }, async () => {
+  it('ends a channel here, files kept, once another packager has taken its work dir over, and fails it when nothing is left to resume', { timeout: 60_000 }, async () => {
     const id = await createWorkflow(first, auth, tinyBlueprint('mp4-loop-test'), 'Fenced');
     expect((await startAndSettle(first, auth, id)).channelStatus).toBe('RUNNING');
     const runtime = first.ctx.services.liveRuntime!;
@@ -117,9 +119,17 @@ describe('two packager processes on one data directory and database', () => {
     } finally {
       clearInterval(beating);
     }
-    // stopped from here, the channel's files are the other owner's: nothing of them is removed
+    // the other packager goes too, and had lost the channel's state: this one takes the channel back, finds nothing
+    // to resume it from, and says so instead of leaving it pretending to run
+    await leave(first.ctx.store.db, elsewhere);
+    fs.rmSync(path.join(workDir, 'state.json'));
+    const failed = await until('the channel reported failed', async () => {
+      const detail = (await first.api('GET', `/channels/${id}`, { headers: auth })).body;
+      return /its packager was gone and nothing of this channel was left to resume/.test(String(detail.statusReason)) ? detail : undefined;
+    }, 30_000);
+    expect(failed.channelStatus).toBe('RUNNING'); // spec 3.1 has no transition for it: the alarm and reason tell
+    expect(fs.existsSync(workDir)).toBe(false);
     expect((await stopAndSettle(first, auth, id)).channelStatus).toBe('DONE');
-    expect(fs.existsSync(path.join(workDir, 'state.json'))).toBe(true);
   });
 });
 
