@@ -20,12 +20,14 @@ export interface DecisionSchedulerDeps {
    * playlists are the urgent work; an early decision has seconds of slack before its break enters the window.
    */
   adaptive?: boolean;
+  /** decisions of breaks in the window running at once, at most (default 256) */
+  maxInWindow?: number;
 }
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
 
 /** An early decision waiting for its moment, or running. */
-type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number };
+type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number; latest: number };
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
@@ -37,7 +39,7 @@ const MIN_EARLY_IN_FLIGHT = 4;
  */
 const PROBE_MS = 10;
 /** Decisions of breaks already in the window (a playlist waits on each, up to the deadline) running at once, at most. */
-const MAX_IN_WINDOW = 64;
+const MAX_IN_WINDOW = 256;
 const LAG_HIGH_MS = 8;
 const LAG_LOW_MS = 2;
 
@@ -82,7 +84,9 @@ export class DecisionScheduler {
     const key = `${task.session.id} ${task.avail.id}`;
     if (this.pending.has(key) || this.closed) return;
     const margin = task.targetDuration * 1000;
-    const early: Early = { key, task, done, dueAt: this.deps.now() + Math.max(0, leadMs - margin) * this.random() };
+    const now = this.deps.now();
+    const slack = Math.max(0, leadMs - margin);
+    const early: Early = { key, task, done, dueAt: now + slack * this.random(), latest: now + slack };
     this.pending.set(key, early);
     this.push(early);
     this.pump();
@@ -107,7 +111,10 @@ export class DecisionScheduler {
   /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
   private pump(): void {
     const now = this.deps.now();
-    while (this.heap.length && this.heap[0]!.dueAt <= now && this.inFlight < this.limit) this.run(this.pop()!);
+    // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
+    // decision past the moment its break needs it).
+    while (this.heap.length && this.heap[0]!.dueAt <= now
+      && (this.inFlight < this.limit || (this.heap[0]!.latest <= now && this.inFlight < MAX_EARLY_IN_FLIGHT))) this.run(this.pop()!);
     const next = this.heap[0];
     if (!next || this.inFlight >= this.limit || this.closed) return; // a finishing decision (or the probe) pumps again
     if (this.timer && this.timerAt <= next.dueAt) return;
@@ -159,7 +166,7 @@ export class DecisionScheduler {
   async inWindow(task: DecisionTask): Promise<AvailRecord> {
     const { deadlineMs } = this.deps;
     if (deadlineMs === undefined) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
-    if (this.inWindowRunning >= MAX_IN_WINDOW) {
+    if (this.inWindowRunning >= (this.deps.maxInWindow ?? MAX_IN_WINDOW)) {
       // A flood (thousands of viewers joining with a break in the window): more decisions now would only be late and
       // hold every playlist behind them; these viewers get the late record at once.
       this.deps.metrics.decisionsLate.inc();

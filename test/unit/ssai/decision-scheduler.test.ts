@@ -78,9 +78,10 @@ describe('decision scheduler', () => {
         recordFor: () => { running++; return new Promise<AvailRecord>((res) => setTimeout(() => { running--; finished++; res(record()); }, 5)); },
         lateRecord: async () => record('late'),
       },
-      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(),
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => 0,
     });
-    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0, () => undefined);
+    // all due now, with 8 s of slack left
+    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 10_000, () => undefined);
     expect(running).toBe(32);
     const until = performance.now() + 40;
     while (performance.now() < until); // the loop blocked: the probe fires 30 ms late
@@ -103,9 +104,21 @@ describe('decision scheduler', () => {
     finish(record());
   });
 
-  it('gives the late record at once, without deciding, past 64 decisions of breaks in the window', async () => {
+  it('starts decisions with no slack left past the adaptive bound (up to 256)', async () => {
     const finishers: Array<() => void> = [];
-    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))), { deadlineMs: 60_000 });
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))));
+    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `n${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 1000, () => undefined);
+    expect(calls.decide).toBe(256); // a lead shorter than the margin: no slack, past the starting bound of 32
+    for (const f of finishers.splice(0)) f();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls.decide).toBe(300);
+    for (const f of finishers.splice(0)) f();
+    s.close();
+  });
+
+  it('gives the late record at once, without deciding, past its bound of decisions of breaks in the window', async () => {
+    const finishers: Array<() => void> = [];
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))), { deadlineMs: 60_000, maxInWindow: 64 });
     const waiting = Array.from({ length: 70 }, (_, i) => s.inWindow({ session: { id: `j${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }));
     await new Promise((r) => setTimeout(r, 0));
     expect(calls).toEqual({ decide: 64, late: 6 });
