@@ -15,15 +15,33 @@ export interface DecisionSchedulerDeps {
   /** how long a playlist waits for the decision of a break in its window (default: unbounded) */
   deadlineMs?: number;
   random?: () => number;
+  /**
+   * Early decisions back off while the event loop lags (default true): false keeps the bound at its maximum. The
+   * playlists are the urgent work; an early decision has seconds of slack before its break enters the window.
+   */
+  adaptive?: boolean;
+  /** decisions of breaks in the window running at once, at most (default 256) */
+  maxInWindow?: number;
 }
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
 
 /** An early decision waiting for its moment, or running. */
-type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number };
+type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number; latest: number };
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
+const MIN_EARLY_IN_FLIGHT = 4;
+/**
+ * While decisions are queued or running, a probe timer every PROBE_MS: firing more than LAG_HIGH_MS late (requests
+ * waited as long), the bound on decisions in flight halves; under LAG_LOW_MS it grows by 4 (additive increase,
+ * multiplicative decrease, as TCP's window). At 10,000 viewers a break's decisions need ~70% of a core for seconds.
+ */
+const PROBE_MS = 10;
+/** Decisions of breaks already in the window (a playlist waits on each, up to the deadline) running at once, at most. */
+const MAX_IN_WINDOW = 256;
+const LAG_HIGH_MS = 8;
+const LAG_LOW_MS = 2;
 
 export class DecisionScheduler {
   /** early decisions scheduled or running, by session and avail: a reload while one is pending adds nothing */
@@ -36,11 +54,20 @@ export class DecisionScheduler {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private inFlight = 0;
+  private inWindowRunning = 0;
+  private limit: number;
+  private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly random: () => number;
 
   constructor(private readonly deps: DecisionSchedulerDeps) {
     this.random = deps.random ?? Math.random;
+    this.limit = deps.adaptive === false ? MAX_EARLY_IN_FLIGHT : 32;
+  }
+
+  /** How many early decisions may run at once now (adapted to the event loop's lag). */
+  get inFlightBound(): number {
+    return this.limit;
   }
 
   /** Whether an early decision of this avail is scheduled or running. */
@@ -57,18 +84,39 @@ export class DecisionScheduler {
     const key = `${task.session.id} ${task.avail.id}`;
     if (this.pending.has(key) || this.closed) return;
     const margin = task.targetDuration * 1000;
-    const early: Early = { key, task, done, dueAt: this.deps.now() + Math.max(0, leadMs - margin) * this.random() };
+    const now = this.deps.now();
+    const slack = Math.max(0, leadMs - margin);
+    const early: Early = { key, task, done, dueAt: now + slack * this.random(), latest: now + slack };
     this.pending.set(key, early);
     this.push(early);
     this.pump();
+    this.startProbe();
+  }
+
+  /** The event-loop lag probe, running while early decisions are queued or in flight. */
+  private startProbe(): void {
+    if (this.probe || this.closed || this.deps.adaptive === false) return;
+    const expected = performance.now() + PROBE_MS;
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      const lag = performance.now() - expected;
+      if (lag > LAG_HIGH_MS) this.limit = Math.max(MIN_EARLY_IN_FLIGHT, this.limit >> 1);
+      else if (lag < LAG_LOW_MS) this.limit = Math.min(MAX_EARLY_IN_FLIGHT, this.limit + 4);
+      this.pump();
+      if (this.heap.length || this.inFlight) this.startProbe();
+    }, PROBE_MS);
+    this.probe.unref();
   }
 
   /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
   private pump(): void {
     const now = this.deps.now();
-    while (this.heap.length && this.heap[0]!.dueAt <= now && this.inFlight < MAX_EARLY_IN_FLIGHT) this.run(this.pop()!);
+    // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
+    // decision past the moment its break needs it).
+    while (this.heap.length && this.heap[0]!.dueAt <= now
+      && (this.inFlight < this.limit || (this.heap[0]!.latest <= now && this.inFlight < MAX_EARLY_IN_FLIGHT))) this.run(this.pop()!);
     const next = this.heap[0];
-    if (!next || this.inFlight >= MAX_EARLY_IN_FLIGHT || this.closed) return; // a finishing decision pumps again
+    if (!next || this.inFlight >= this.limit || this.closed) return; // a finishing decision (or the probe) pumps again
     if (this.timer && this.timerAt <= next.dueAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next.dueAt;
@@ -116,9 +164,17 @@ export class DecisionScheduler {
 
   /** The decision of a break in the window, or after the deadline the late record (slate or content). */
   async inWindow(task: DecisionTask): Promise<AvailRecord> {
-    const deciding = this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
     const { deadlineMs } = this.deps;
-    if (deadlineMs === undefined) return deciding;
+    if (deadlineMs === undefined) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    if (this.inWindowRunning >= (this.deps.maxInWindow ?? MAX_IN_WINDOW)) {
+      // A flood (thousands of viewers joining with a break in the window): more decisions now would only be late and
+      // hold every playlist behind them; these viewers get the late record at once.
+      this.deps.metrics.decisionsLate.inc();
+      return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
+    }
+    this.inWindowRunning++;
+    const deciding = this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    void deciding.finally(() => { this.inWindowRunning--; }).catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), deadlineMs); });
     const first = await Promise.race([deciding, late]);
@@ -132,7 +188,9 @@ export class DecisionScheduler {
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.probe) clearTimeout(this.probe);
     this.timer = undefined;
+    this.probe = undefined;
     this.heap.length = 0;
   }
 }

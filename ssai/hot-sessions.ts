@@ -54,8 +54,9 @@ export class HotSessions {
         if (!layout) return undefined;
         this.layouts.set(stored.layout, layout);
       }
-      const { layout: _key, ...rest } = stored;
-      session = { ...rest, variants: layout.variants, rungs: layout.rungs };
+      // A literal, not `{ ...rest }` of the frozen stored copy: V8 gave each spread copy its own hidden class
+      // (~260 bytes per viewer of map and descriptors, issue 19 point 4).
+      session = { id: stored.id, guid: stored.guid, origin: stored.origin, variants: layout.variants, rungs: layout.rungs, playerParams: stored.playerParams, createdAt: stored.createdAt };
     } else session = stored;
     const hot: HotSession = this.hot.get(sid) ?? { session, records: await this.records(sid) };
     this.hot.set(session.id, hot);

@@ -85,7 +85,8 @@ describe('SRT_PUSH passphrase', () => {
 
 describe.each(['SRT_PUSH', 'RTP'] as const)('%s sender that leaves and returns', (protocol) => {
   it('is reported gone, the encoder sees its input end, and the returning sender is relayed again', async () => {
-    const front = await open(protocol);
+    // 4 s of silence before "gone": a returning sender's first second (x264 starting) may stall on a busy machine
+    const front = await open(protocol, ['127.0.0.1/32'], 4_000);
     const events = recordEvents(front);
     let connected = nextEvent(front, 'connected');
     const sender = push(protocol, front, { seconds: 30 });

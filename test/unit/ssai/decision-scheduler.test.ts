@@ -49,7 +49,7 @@ describe('decision scheduler', () => {
         recordFor: (sess) => { started.push(sess.id); return new Promise<AvailRecord>((res) => finishers.push(() => res(record()))); },
         lateRecord: async () => record('late'),
       },
-      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!,
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!, adaptive: false,
     });
     for (const id of ['late', 'early', 'middle']) s.ahead({ session: { id } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 12_000, () => undefined);
     expect(vi.getTimerCount()).toBe(1);
@@ -70,6 +70,28 @@ describe('decision scheduler', () => {
     s.close();
   });
 
+  it('lets fewer early decisions run while the event loop lags, and still runs them all', async () => {
+    let running = 0;
+    let finished = 0;
+    const s = new DecisionScheduler({
+      planner: {
+        recordFor: () => { running++; return new Promise<AvailRecord>((res) => setTimeout(() => { running--; finished++; res(record()); }, 5)); },
+        lateRecord: async () => record('late'),
+      },
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => 0,
+    });
+    // all due now, with 8 s of slack left
+    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 10_000, () => undefined);
+    expect(running).toBe(32);
+    const until = performance.now() + 40;
+    while (performance.now() < until); // the loop blocked: the probe fires 30 ms late
+    await new Promise((r) => setTimeout(r, 15));
+    expect(s.inFlightBound).toBeLessThan(32); // halved to 16, then +4 per calm probe
+    for (let k = 0; k < 200 && finished < 200; k++) await new Promise((r) => setTimeout(r, 10));
+    expect(finished).toBe(200);
+    s.close();
+  });
+
   it('gives a break in the window its decision, or past the deadline the late record while the decision goes on', async () => {
     const quick = scheduler(async () => record(), { deadlineMs: 50 });
     expect((await quick.s.inWindow({ session, adServer: 'x', avail, targetDuration: 2 })).error).toBeUndefined();
@@ -80,5 +102,33 @@ describe('decision scheduler', () => {
     expect(slow.calls).toEqual({ decide: 1, late: 1 });
     expect((await slow.metrics.decisionsLate.get()).values[0]?.value).toBe(1);
     finish(record());
+  });
+
+  it('starts decisions with no slack left past the adaptive bound (up to 256)', async () => {
+    const finishers: Array<() => void> = [];
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))));
+    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `n${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 1000, () => undefined);
+    expect(calls.decide).toBe(256); // a lead shorter than the margin: no slack, past the starting bound of 32
+    for (const f of finishers.splice(0)) f();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls.decide).toBe(300);
+    for (const f of finishers.splice(0)) f();
+    s.close();
+  });
+
+  it('gives the late record at once, without deciding, past its bound of decisions of breaks in the window', async () => {
+    const finishers: Array<() => void> = [];
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))), { deadlineMs: 60_000, maxInWindow: 64 });
+    const waiting = Array.from({ length: 70 }, (_, i) => s.inWindow({ session: { id: `j${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toEqual({ decide: 64, late: 6 });
+    for (const f of finishers.splice(0)) f();
+    const got = await Promise.all(waiting);
+    expect(got.filter((r) => r.error === 'late')).toHaveLength(6);
+    const again = s.inWindow({ session, adServer: 'x', avail, targetDuration: 2 });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls.decide).toBe(65); // the bound is free again
+    for (const f of finishers.splice(0)) f();
+    expect((await again).error).toBeUndefined();
   });
 });
