@@ -1,6 +1,6 @@
 // A workflow's schedule (spec 4.2.4): when the engine starts and stops its channel, once or every day / on chosen
 // week days (UTC). Saved with PUT /workflows/{id}, which takes the whole workflow: the other fields go back as read.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { Alert, Field } from '../../components/ui';
 import { useAction, useLoad } from '../../hooks';
@@ -62,10 +62,12 @@ export function describeSchedule(s: Schedule): string {
 export function WorkflowSchedule(props: { workflowId: string; locked: boolean }) {
   const path = `/workflows/${encodeURIComponent(props.workflowId)}`;
   const workflow = useLoad(() => api<WorkflowDetail>('GET', path), [path]);
-  const [d, setD] = useState<Draft>(draftOf(undefined));
+  // The form shows the stored schedule until the operator edits it: an edit is never overwritten by a load that
+  // arrives after it (the form stays disabled until the first load).
+  const [edit, setD] = useState<Draft | null>(null);
+  const d = edit ?? draftOf(workflow.data?.schedule);
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
-  useEffect(() => { if (workflow.data) setD(draftOf(workflow.data.schedule)); }, [workflow.data]);
 
   const put = (schedule: Schedule | undefined) => void action.run(async () => {
     const w = workflow.data;
@@ -76,6 +78,7 @@ export function WorkflowSchedule(props: { workflowId: string; locked: boolean })
       inputWhitelistCIDRs: w.inputWhitelistCIDRs, blueprint: w.blueprint, ...(schedule ? { schedule } : {}),
     });
     setSaved(schedule ? 'Schedule saved.' : 'Schedule removed.');
+    setD(null);
     workflow.reload();
   });
   const save = (e: Event) => {
@@ -94,6 +97,7 @@ export function WorkflowSchedule(props: { workflowId: string; locked: boolean })
       <h2 id="schedule-title">Schedule</h2>
       <p data-testid="workflow-schedule">{current ? describeSchedule(current) : 'Not scheduled: started and stopped by hand.'}</p>
       <form class="card form-grid" onSubmit={save} aria-label="Workflow schedule">
+        <fieldset class="bare" disabled={!workflow.data}>
         <Field label="Start (UTC)"><input type="datetime-local" required value={d.start} onInput={(e) => setD({ ...d, start: e.currentTarget.value })} /></Field>
         <Field label="Duration (minutes)" hint="5 to 720"><input type="number" min={5} max={720} required value={d.duration} onInput={(e) => setD({ ...d, duration: Number(e.currentTarget.value) })} /></Field>
         <Field label="Start early by (minutes)"><input type="number" min={0} max={1440} value={d.shift} onInput={(e) => setD({ ...d, shift: Number(e.currentTarget.value) })} /></Field>
@@ -111,6 +115,7 @@ export function WorkflowSchedule(props: { workflowId: string; locked: boolean })
           </fieldset>
         ) : null}
         {d.unit ? <Field label="Last day (optional)"><input type="date" value={d.endDate} onInput={(e) => setD({ ...d, endDate: e.currentTarget.value })} /></Field> : null}
+        </fieldset>
         <Alert error={workflow.error ?? action.error} />
         <div class="row">
           <button type="submit" class="primary" disabled={action.busy || props.locked || !workflow.data}>Save schedule</button>
