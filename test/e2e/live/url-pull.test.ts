@@ -1,36 +1,13 @@
 // The url-pull-hls-ads catalog blueprint end to end: a URL_PULL input reads a live HLS source protected with a
 // username and password (spec 2.4 "PULL protocols … protected with a username and password"). The source is another
 // channel of the same engine behind a Basic-auth gate.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { hasChromium, playHls, servePlayer } from '../../helpers/hls-player.js';
-import { createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
+import { basicAuthGate, createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
 
 const USER = 'viewer';
 const PASSWORD = 's3cret pass';
-
-/** Forwards GETs to the engine when they carry the right Basic credentials; counts what it refused. */
-async function basicAuthGate(target: string): Promise<{ url: string; refused: number; served: number; close(): Promise<void> }> {
-  const expected = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
-  const gate = { url: '', refused: 0, served: 0, close: async () => undefined as void };
-  const server = http.createServer(async (req, res) => {
-    if (req.headers.authorization !== expected) {
-      gate.refused += 1;
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="source"' }).end();
-      return;
-    }
-    gate.served += 1;
-    const upstream = await fetch(`${target}${req.url ?? '/'}`);
-    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
-    res.end(Buffer.from(await upstream.arrayBuffer()));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  gate.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  gate.close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
-  return gate;
-}
 
 describe('a channel from the url-pull-hls-ads blueprint', () => {
   let engine: TestEngine;
@@ -46,7 +23,7 @@ describe('a channel from the url-pull-hls-ads blueprint', () => {
   it('pulls a protected live HLS source with its username and password, and its output decodes and plays', { timeout: 150_000 }, async () => {
     const source = await createWorkflow(engine, auth, tinyBlueprint('mp4-loop-test'), 'Source');
     const sourceUrl = (await startAndSettle(engine, auth, source)).outputs[0].url as string;
-    const gate = await basicAuthGate(engine.url);
+    const gate = await basicAuthGate(engine.url, USER, PASSWORD);
     try {
       const pulled = new URL(sourceUrl);
       const withSource = (password: string) => tinyBlueprint('url-pull-hls-ads', (_channel, blueprint) => {
