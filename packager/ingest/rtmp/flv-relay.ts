@@ -2,7 +2,10 @@
 // RTMP audio, video and metadata messages are FLV tags already, so this is framing, not remuxing. The relay
 // keeps the stream's headers (metadata, codec configurations) and the tags since the last video keyframe, so
 // an encoder that connects late or is restarted starts at once on a decodable picture.
-import net from 'node:net';
+import type net from 'node:net';
+import { EncoderLink, MAX_ENCODER_BACKLOG_BYTES } from '../encoder-link.js';
+
+export { MAX_ENCODER_BACKLOG_BYTES };
 
 export const TAG_AUDIO = 8;
 export const TAG_VIDEO = 9;
@@ -17,12 +20,6 @@ export interface FlvTag {
 const FLV_HEADER = Buffer.from([0x46, 0x4c, 0x56, 0x01, 0x05, 0, 0, 0, 9, 0, 0, 0, 0]);
 /** Tags kept for a late encoder; past this the cache is dropped until the next keyframe. */
 const MAX_CACHE_BYTES = 8 * 1024 * 1024;
-/**
- * Bytes queued for an encoder that does not read: past this it is cut off (it sees its input end, as if the
- * sender left) instead of the engine's memory growing; a restarted encoder starts again at the cached keyframe.
- */
-export const MAX_ENCODER_BACKLOG_BYTES = 32 * 1024 * 1024;
-
 export function encodeTag(tag: FlvTag): Buffer {
   const bytes = Buffer.alloc(11 + tag.data.length + 4);
   bytes[0] = tag.type;
@@ -46,30 +43,14 @@ function isSequenceHeader(tag: FlvTag): boolean {
   return false;
 }
 
-export class FlvRelay {
-  private readonly server = net.createServer((socket) => this.attach(socket));
-  private encoder: net.Socket | undefined;
+export class FlvRelay extends EncoderLink {
   private headers = new Map<string, FlvTag>();
   private gop: FlvTag[] = [];
   private gopBytes = 0;
   private waitingForKeyframe = false;
-  private streaming = false;
-  private closed = false;
 
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = this.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the FLV relay has no TCP port');
-    return address.port;
-  }
-
-  /** A sender's stream begins: a connected encoder gets a fresh FLV stream from here on. */
-  begin(): void {
-    this.end();
-    this.streaming = true;
+  constructor() {
+    super('FLV relay');
   }
 
   write(tag: FlvTag): void {
@@ -89,47 +70,18 @@ export class FlvRelay {
         this.waitingForKeyframe = true;
       }
     }
-    const encoder = this.encoder;
-    if (!encoder) return;
-    if (encoder.writableLength > MAX_ENCODER_BACKLOG_BYTES) {
-      encoder.destroy();
-      this.encoder = undefined;
-      return;
-    }
-    encoder.write(encodeTag(tag));
+    if (this.hasEncoder) this.send(encodeTag(tag));
   }
 
-  /** The sender went away: the encoder sees the end of its input. */
-  end(): void {
-    this.streaming = false;
+  protected forget(): void {
     this.headers = new Map();
     this.gop = [];
     this.gopBytes = 0;
     this.waitingForKeyframe = false;
-    this.encoder?.end();
-    this.encoder = undefined;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.end();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  private attach(socket: net.Socket): void {
-    socket.on('error', () => socket.destroy());
-    // Only the encoder on this machine reads the stream; one at a time (a restarted encoder replaces the old).
-    if (!this.streaming || (socket.remoteAddress !== '127.0.0.1' && socket.remoteAddress !== '::ffff:127.0.0.1')) {
-      socket.destroy();
-      return;
-    }
-    this.encoder?.destroy();
-    this.encoder = socket;
-    socket.on('close', () => {
-      if (this.encoder === socket) this.encoder = undefined;
-    });
-    socket.setNoDelay(true);
+  /** A fresh FLV stream: the headers, then the tags since the last keyframe. */
+  protected replay(socket: net.Socket): void {
     socket.write(FLV_HEADER);
     for (const tag of [...this.headers.values(), ...this.gop]) socket.write(encodeTag(tag));
   }
