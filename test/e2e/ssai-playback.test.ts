@@ -2,18 +2,17 @@
 // with the fixture origin and ad server, for a muxed MPEG-TS origin, a muxed fMP4 origin and a demuxed fMP4 origin,
 // decode with ffmpeg without errors (frame count matching the duration) and play in hls.js in Chromium through the ad
 // and back (currentTime passes the ad start and the ad end, no fatal hls.js error, audio buffered through the ad).
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, LAYOUTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
-import { probeBytes } from '../../ssai/media-probe.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { absoluteSegments, decodeSpans, type Decoded } from '../helpers/hls-decode.js';
 
 
 /** The player page: hls.js, plus the main-track fragments it loaded (ad ones are the /v1/segment/ URIs). */
@@ -56,59 +55,6 @@ function adSpan(frags: Frag[]): { start: number; end: number } | undefined {
   return { start: Math.min(...ads.map((f) => f.start)), end: Math.max(...ads.map((f) => f.end)) };
 }
 
-/** ffmpeg decodes a file to nothing: its errors, the video frames and the media seconds it decoded. */
-function ffmpegDecode(input: string): Promise<{ errors: string; frames: number; seconds: number }> {
-  return new Promise((resolve) => {
-    execFile('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-progress', 'pipe:1', '-i', input, '-f', 'null', '-'], { maxBuffer: 8 * 1024 * 1024, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const last = (key: string) => Number([...stdout.matchAll(new RegExp(`^${key}=(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
-        resolve({ errors: err ? `${err.message}\n${stderr}` : stderr, frames: last('frame'), seconds: last('out_time_us') / 1e6 });
-      });
-  });
-}
-
-type Decoded = { spans: number; errors: string; seconds: number; frames: number; decodedSeconds: number; spansWithoutAudio: number };
-
-/**
- * Downloads a timeline (following the /v1/segment redirects) and decodes it with ffmpeg span by span: each run of
- * segments under one EXT-X-MAP without a discontinuity is concatenated behind its init segment and decoded alone.
- * (ffmpeg's own HLS demuxer keeps the first init segment's codec configuration across an EXT-X-MAP change, so it
- * cannot decode any fMP4 stream stitched from differently encoded parts, whatever the stitcher does.)
- */
-async function decodeSpans(segments: MediaSegment[], dir: string, name: string): Promise<Decoded> {
-  const get = async (url: string): Promise<Buffer> => {
-    const res = await fetch(url);
-    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
-    return Buffer.from(await res.arrayBuffer());
-  };
-  const spans: MediaSegment[][] = [];
-  for (const s of segments) {
-    const last = spans.at(-1);
-    if (!last || s.discontinuity || s.map?.uri !== last[0]!.map?.uri) spans.push([s]);
-    else last.push(s);
-  }
-  const errors: string[] = [];
-  const out = { seconds: 0, frames: 0, decodedSeconds: 0, spansWithoutAudio: 0 };
-  for (const [i, span] of spans.entries()) {
-    const parts = await Promise.all([...(span[0]!.map ? [get(span[0]!.map.uri)] : []), ...span.map((s) => get(s.uri))]);
-    const file = path.join(dir, `${name}-${i}.${span[0]!.map ? 'mp4' : 'ts'}`);
-    const bytes = Buffer.concat(parts);
-    await writeFile(file, bytes);
-    const d = await ffmpegDecode(file);
-    if (d.errors) errors.push(`span ${i} (${span[0]!.uri} …): ${d.errors}`);
-    if (!(await probeBytes(bytes))?.audio) out.spansWithoutAudio++;
-    out.frames += d.frames;
-    out.decodedSeconds += d.seconds;
-    out.seconds += span.reduce((t, s) => t + s.duration, 0);
-  }
-  return { spans: spans.length, errors: errors.join('\n'), ...out };
-}
-
-/** The segments of a media playlist with absolute URIs. */
-function absolute(segments: MediaSegment[], base: string): MediaSegment[] {
-  const abs = (u: string) => new URL(u, base).href;
-  return segments.map((s) => ({ ...s, uri: abs(s.uri), ...(s.map ? { map: { ...s.map, uri: abs(s.map.uri) } } : {}) }));
-}
 
 describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitched playback end to end, %s origin', (layout) => {
   const fps = LAYOUTS[layout].fps;
@@ -174,7 +120,7 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
       const ads = pl.segments.filter((s) => s.uri.startsWith('/v1/segment/'));
       expect(ads.reduce((s, x) => s + x.duration, 0)).toBeCloseTo(BREAK_SECONDS, 0);
       expect(pl.segments.some((s) => s.uri.startsWith(h.origin.url))).toBe(true);
-      const decoded = await decodeSpans(absolute(pl.segments, `${h.engine.url}${u}`), work, `vod-${u.split('/').pop()}`);
+      const decoded = await decodeSpans(absoluteSegments(pl.segments, `${h.engine.url}${u}`), work, `vod-${u.split('/').pop()}`);
       expect(decoded.spans).toBe(4); // content, ad a, ad b, content
       expect(decoded.seconds).toBeCloseTo(CLIP_SEGMENTS * SEGMENT_SECONDS, 0); // from the first to the last segment
       expectWholeTrack(decoded, audio.includes(u) ? 'audio' : 'video', `ffmpeg on ${u}:\n${text}`);
@@ -196,7 +142,7 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
         h.origin.position = t;
         const text = (await h.get(u)).text;
         const pl = scanMediaPlaylist(text).playlist!;
-        for (const s of absolute(pl.segments, `${h.engine.url}${u}`)) {
+        for (const s of absoluteSegments(pl.segments, `${h.engine.url}${u}`)) {
           const known = bySequence.get(s.mediaSequence);
           if (known) expect(known.uri, `segment ${s.mediaSequence} changed between reloads`).toBe(s.uri);
           else bySequence.set(s.mediaSequence, s);

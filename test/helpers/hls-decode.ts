@@ -4,12 +4,17 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { probeBytes } from '../../ssai/media-probe.js';
 import type { MediaSegment } from '../../ssai/playlist-scanner.js';
 
-export function ffmpegDecode(input: string): Promise<string> {
+/** ffmpeg decodes a file to nothing: its errors, the video frames and the media seconds it decoded. */
+export function ffmpegDecode(input: string): Promise<{ errors: string; frames: number; seconds: number }> {
   return new Promise((resolve) => {
-    execFile('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-i', input, '-f', 'null', '-'], { maxBuffer: 8 * 1024 * 1024, timeout: 60_000 },
-      (err, _o, stderr) => resolve(err ? `${err.message}\n${stderr}` : stderr));
+    execFile('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-progress', 'pipe:1', '-i', input, '-f', 'null', '-'], { maxBuffer: 8 * 1024 * 1024, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const last = (key: string) => Number([...stdout.matchAll(new RegExp(`^${key}=(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
+        resolve({ errors: err ? `${err.message}\n${stderr}` : stderr, frames: last('frame'), seconds: last('out_time_us') / 1e6 });
+      });
   });
 }
 
@@ -19,7 +24,10 @@ export function absoluteSegments(segments: MediaSegment[], base: string): MediaS
   return segments.map((s) => ({ ...s, uri: abs(s.uri), ...(s.map ? { map: { ...s.map, uri: abs(s.map.uri) } } : {}) }));
 }
 
-export async function decodeSpans(segments: MediaSegment[], dir: string, name: string): Promise<{ spans: number; errors: string; seconds: number }> {
+export type Decoded = { spans: number; errors: string; seconds: number; frames: number; decodedSeconds: number; spansWithoutAudio: number };
+
+/** Downloads a timeline (following redirects) and decodes it span by span; `seconds` is what the playlist says. */
+export async function decodeSpans(segments: MediaSegment[], dir: string, name: string): Promise<Decoded> {
   const get = async (url: string): Promise<Buffer> => {
     const res = await fetch(url);
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
@@ -32,14 +40,18 @@ export async function decodeSpans(segments: MediaSegment[], dir: string, name: s
     else last.push(s);
   }
   const errors: string[] = [];
-  let seconds = 0;
+  const out = { seconds: 0, frames: 0, decodedSeconds: 0, spansWithoutAudio: 0 };
   for (const [i, span] of spans.entries()) {
     const parts = await Promise.all([...(span[0]!.map ? [get(span[0]!.map.uri)] : []), ...span.map((s) => get(s.uri))]);
-    const file = path.join(dir, `${name}-${i}.mp4`);
-    await writeFile(file, Buffer.concat(parts));
-    const e = await ffmpegDecode(file);
-    if (e) errors.push(`span ${i} (${span[0]!.uri} …): ${e}`);
-    seconds += span.reduce((t, s) => t + s.duration, 0);
+    const file = path.join(dir, `${name}-${i}.${span[0]!.map ? 'mp4' : 'ts'}`);
+    const bytes = Buffer.concat(parts);
+    await writeFile(file, bytes);
+    const d = await ffmpegDecode(file);
+    if (d.errors) errors.push(`span ${i} (${span[0]!.uri} …): ${d.errors}`);
+    if (!(await probeBytes(bytes))?.audio) out.spansWithoutAudio++;
+    out.frames += d.frames;
+    out.decodedSeconds += d.seconds;
+    out.seconds += span.reduce((t, s) => t + s.duration, 0);
   }
-  return { spans: spans.length, errors: errors.join('\n'), seconds };
+  return { spans: spans.length, errors: errors.join('\n'), ...out };
 }
