@@ -18,30 +18,12 @@ import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { hasChromium, playHls, servePlayer } from '../../helpers/hls-player.js';
 import { killStarted, startSender } from '../../packager/ingest/ingest-harness.js';
 import { SHARED_CREATIVES, variantUrls } from '../../ssai/setup.js';
-import { basicAuthGate, createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
+import { basicAuthGate, createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint, until, mediaPlaylist, sleep } from './live-helpers.js';
 
 type Json = Record<string, any>;
-type MediaPlaylist = Extract<ReturnType<typeof HLS.parse>, { isMasterPlaylist: false }>;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // the fixture ad server's /vast3 answers one 6 s ad: the break holds it whole (brief: a 4–6 s break)
 const BREAK_SECONDS = 6;
-
-async function mediaPlaylist(url: string): Promise<MediaPlaylist> {
-  const parsed = HLS.parse(await (await fetch(url)).text());
-  if (parsed.isMasterPlaylist) throw new Error(`expected a media playlist at ${url}`);
-  return parsed;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function probeDuration(url: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -7,29 +7,9 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import HLS from 'hls-parser';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { alive, createWorkflow, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type MediaPlaylist = Extract<ReturnType<typeof HLS.parse>, { isMasterPlaylist: false }>;
-async function mediaPlaylist(url: string): Promise<MediaPlaylist> {
-  const parsed = HLS.parse(await (await fetch(url)).text());
-  if (parsed.isMasterPlaylist) throw new Error('expected a media playlist');
-  return parsed;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { alive, createWorkflow, loopClip, startAndSettle, stopAndSettle, tinyBlueprint, until, mediaPlaylist, sleep } from './live-helpers.js';
 
 describe('live channel faults', () => {
   let engine: TestEngine;

@@ -4,20 +4,10 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import HLS from 'hls-parser';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { CHANNEL_METRICS } from '../../../packager/channel-runtime.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type MediaPlaylist = Extract<ReturnType<typeof HLS.parse>, { isMasterPlaylist: false }>;
-async function mediaPlaylist(url: string): Promise<MediaPlaylist> {
-  const parsed = HLS.parse(await (await fetch(url)).text());
-  if (parsed.isMasterPlaylist) throw new Error('expected a media playlist');
-  return parsed;
-}
+import { createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint, mediaPlaylist, sleep } from './live-helpers.js';
 
 describe('a two-input channel', () => {
   let engine: TestEngine;

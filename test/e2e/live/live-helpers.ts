@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import HLS from 'hls-parser';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { catalogBlueprint, live } from '../../api/live/live-helpers.js';
 import type { TestEngine } from '../../helpers/engine.js';
@@ -102,4 +103,26 @@ export async function basicAuthGate(target: string, user: string, password: stri
   gate.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   gate.close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
   return gate;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export type MediaPlaylist = Extract<ReturnType<typeof HLS.parse>, { isMasterPlaylist: false }>;
+
+/** A live media playlist, parsed with hls-parser. */
+export async function mediaPlaylist(url: string): Promise<MediaPlaylist> {
+  const parsed = HLS.parse(await (await fetch(url)).text());
+  if (parsed.isMasterPlaylist) throw new Error(`expected a media playlist at ${url}`);
+  return parsed;
+}
+
+/** Polls `probe` every 500 ms (its errors count as "not yet") until it gives a value; fails naming `what`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await sleep(500);
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }

@@ -1,6 +1,5 @@
 // Issue 18 end to end with a pull input (no push front needed): a catalog blueprint's channel runs for real, its HLS
 // decodes and plays in hls.js, and a stop leaves no ffmpeg behind.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import HLS from 'hls-parser';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';

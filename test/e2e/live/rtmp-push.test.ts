@@ -5,19 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import HLS from 'hls-parser';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { createWorkflow, decodeLive, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { createWorkflow, decodeLive, startAndSettle, stopAndSettle, tinyBlueprint, until } from './live-helpers.js';
 
 /** A camera: testsrc + tone pushed as FLV for `seconds`. */
 function push(url: string, seconds = 60): { child: ChildProcess; exited: Promise<number | null> } {
