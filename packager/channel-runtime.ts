@@ -65,9 +65,20 @@ export type ChannelRuntimeEvent =
   | { type: 'alarm'; workflowId: string; code: string; message: string; severity: 'WARNING' | 'CRITICAL'; active: boolean; at: number }
   | { type: 'metric'; workflowId: string; metric: ChannelMetric; value: number; at: number };
 
+/** A start sent before this process restarted that another process still runs (or has answered meanwhile). */
+export interface HeldStart {
+  /** Waits for its answer, as start() would have: the endpoints, or a rejection with the cause. */
+  result(): Promise<ChannelEndpoints>;
+}
+
 export interface ChannelRuntime {
   /** Creates inputs and outputs and starts encoding; resolves when the channel runs, rejects with the cause otherwise. */
   start(spec: ChannelSpec): Promise<ChannelEndpoints>;
+  /**
+   * After a restart of this process: the start of `workflowId` that a live process still holds, or undefined when
+   * none does. Only a runtime whose starts run elsewhere has it: an in-process start died with the process.
+   */
+  heldStart?(workflowId: string): Promise<HeldStart | undefined>;
   /** Stops and removes what start created (also after a failed start: the rollback); idempotent. */
   stop(workflowId: string): Promise<{ archiveUrl?: string }>;
   /** Schedules a break; may answer the start it really got (the segment boundary it was placed on). */

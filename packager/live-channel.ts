@@ -23,6 +23,8 @@ import { writeOwner, type ChannelOwner } from './channel-owner.js';
 
 export interface ChannelDeps {
   ffmpegPath: string;
+  /** reads the runs of an archive when it is merged */
+  ffprobePath: string;
   dataDir: string;
   publicUrl: string;
   fronts: FrontRegistry;
@@ -105,7 +107,7 @@ export class LiveChannel {
       deps.emit({ type: 'metric', workflowId: spec.workflowId, metric, value, at: Date.now() });
       deps.metrics?.graph(spec.workflowId, metric, value);
     }, deps.sampleIntervalMs);
-    if (this.plan.archiveRenditionId) this.archive = new ArchiveRecorder({ dataDir: deps.dataDir, workflowId: spec.workflowId, ffmpegPath: deps.ffmpegPath });
+    if (this.plan.archiveRenditionId) this.archive = new ArchiveRecorder({ dataDir: deps.dataDir, workflowId: spec.workflowId, ffmpegPath: deps.ffmpegPath, ffprobePath: deps.ffprobePath });
     const window = Math.max(5, Math.ceil(WINDOW_SECONDS / this.plan.hls.segmentSeconds));
     for (const r of this.plan.renditions) {
       const previous = resumed?.playlists?.[r.id];
@@ -266,7 +268,9 @@ export class LiveChannel {
 
   /** Places a segment on the channel timeline (the first rendition to report it decides) and in its playlist. */
   private async onSegment(segment: FinishedSegment): Promise<void> {
-    if (segment.renditionId === this.plan.archiveRenditionId) await this.archive?.record(path.join(this.publicDir, segment.file), segment.duration);
+    if (segment.renditionId === this.plan.archiveRenditionId) {
+      await this.archive?.record(path.join(this.publicDir, segment.file), segment.duration, segment.run, segment.map ? path.join(this.publicDir, segment.map) : undefined);
+    }
     if (segment.renditionId === this.plan.archiveOnly?.id) {
       // the archive's own rendition has no playlist: once recorded (a hard link) its public copy goes at once
       await rm(path.join(this.publicDir, segment.file), { force: true });

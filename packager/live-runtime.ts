@@ -13,6 +13,7 @@ import type { LiveMetrics } from './live-metrics.js';
 
 export interface LiveRuntimeOptions {
   ffmpegPath: string;
+  ffprobePath: string;
   dataDir: string;
   /** read at each start: the engine learns its URL only after listening (PORT=0) */
   publicUrl: () => string;
@@ -144,7 +145,7 @@ export class LiveRuntime implements ChannelRuntime {
 
   private create(spec: ChannelSpec, resumed?: ChannelState): LiveChannel {
     return new LiveChannel(spec, {
-      ffmpegPath: this.options.ffmpegPath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts, owner: this.owner,
+      ffmpegPath: this.options.ffmpegPath, ffprobePath: this.options.ffprobePath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts, owner: this.owner,
       logger: this.options.logger.child({ workflowId: spec.workflowId }), emit: this.emit,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       ...(this.options.sampleIntervalMs ? { sampleIntervalMs: this.options.sampleIntervalMs } : {}),

@@ -78,7 +78,7 @@ export const packagerPart: EnginePart = {
     ctx.onClose(() => clearInterval(prune));
     const runtime = new LiveRuntime({
       metrics,
-      ffmpegPath: ctx.config.ffmpegPath, dataDir: ctx.config.dataDir, publicUrl: () => ctx.config.publicUrl,
+      ffmpegPath: ctx.config.ffmpegPath, ffprobePath: ctx.config.ffprobePath, dataDir: ctx.config.dataDir, publicUrl: () => ctx.config.publicUrl,
       logger: ctx.logger.child({ component: 'packager' }),
       onArchive: (info) => listArchive(ctx, info),
     });

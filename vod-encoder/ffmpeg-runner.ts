@@ -1,7 +1,10 @@
 // Runs ffmpeg (through fluent-ffmpeg) and other CLI tools with progress, cancel and a stderr tail for reasons.
-import { execFile } from 'node:child_process';
 import ffmpeg, { type FfmpegCommand } from 'fluent-ffmpeg';
 import { failure, stderrTail, type VodErrorCode, type VodResult } from './errors.js';
+import { execTool } from '../src/core/exec-tool.js';
+
+// the VOD modules reach the shared tool runner through this one
+export { execTool, type ToolOutput } from '../src/core/exec-tool.js';
 
 export interface EncodeProgress {
   /** 0..100 over the whole job. */
@@ -100,32 +103,6 @@ export function runFluent(command: FfmpegCommand, opts: RunFluentOptions): Runni
       command.kill('SIGKILL');
     },
   };
-}
-
-export interface ToolOutput {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs a CLI tool to completion; never rejects (a spawn failure is exit code -1 with the message). An aborted signal
- * kills the tool and resolves once it has exited (execFile's own `signal` answers before the exit, while the tool may
- * still be writing files the caller is about to remove).
- */
-export function execTool(bin: string, args: string[], timeoutMs = 600_000, signal?: AbortSignal): Promise<ToolOutput> {
-  return new Promise((resolve) => {
-    const onAbort = (): void => { child.kill('SIGKILL'); };
-    const child = execFile(bin, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (!err) return resolve({ exitCode: 0, stdout, stderr });
-      const code = typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number'
-        ? Number((err as { code: number }).code) : -1;
-      resolve({ exitCode: code, stdout: stdout ?? '', stderr: `${stderr ?? ''}\n${err.message}` });
-    });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 // Tool paths come from the engine config (DESIGN: FFMPEG_PATH/FFPROBE_PATH), set once at boot; PATH by default.

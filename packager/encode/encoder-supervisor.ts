@@ -46,6 +46,8 @@ export interface SupervisorOptions {
 }
 
 const STANDBY_HEADROOM_SEC = 3600;
+// asked to finish, the slate (generated picture and silence) closes its segment within milliseconds; killed after this
+const SLATE_FINISH_MS = 1500;
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15_000, 30_000];
 const backoff = (attempt: number): number => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
 
@@ -54,6 +56,8 @@ export const describeExit = (exit: FfmpegExit): string =>
 
 export class EncoderSupervisor {
   private run: EncoderRun | undefined;
+  /** the slate finishing the segment it was writing when the next run was asked for: that segment still goes on air */
+  private leaving: EncoderRun | undefined;
   /** a listener waiting for its sender while the slate is on air; it goes on air with its first segment */
   private standby: EncoderRun | undefined;
   /** the highest timestamp (s) a run on air has written: the next run starts after it */
@@ -201,7 +205,7 @@ export class EncoderSupervisor {
       if (this.stopped) return;
       const previous = this.run;
       this.run = undefined;
-      await previous?.kill();
+      await this.takeOffAir(previous);
       if (this.stopped) return;
       const run = this.spawn(input, this.nextOffset());
       this.run = run;
@@ -212,10 +216,28 @@ export class EncoderSupervisor {
     return this.switching;
   }
 
+  /**
+   * Ends the run on air before the next one starts. The slate finishes its segment in progress (up to a segment of
+   * picture the channel would otherwise lose, live and in its archive, when a push sender connects); an input's run is
+   * killed (it may be stuck on its source, and a switch should not wait for it).
+   */
+  private async takeOffAir(run: EncoderRun | undefined): Promise<void> {
+    if (run?.kind !== 'slate') {
+      await run?.kill();
+      return;
+    }
+    this.leaving = run;
+    try {
+      await run.finish(SLATE_FINISH_MS);
+    } finally {
+      this.leaving = undefined;
+    }
+  }
+
   private onSegment(run: EncoderRun, segment: FinishedSegment): void {
     if (run === this.standby && !this.stopped) this.promote(run);
-    // a run being finished at stop still delivers its last segment
-    if (run !== this.run) return;
+    // a run being finished (at stop, or the slate going off air) still delivers its last segment
+    if (run !== this.run && run !== this.leaving) return;
     if (segment.renditionId === this.options.plan.renditions[0]?.id) this.highWater = Math.max(this.highWater, run.tsOffsetSec + run.produced);
     this.everProduced = true;
     if (run.kind === 'input' && segment.renditionId === this.options.plan.renditions[0]?.id) {

@@ -99,14 +99,42 @@ describe('channel archives', () => {
     expect(playing.decodedSec).toBeGreaterThanOrEqual(1.5);
     await sleep(2000);
 
+    const archiveUrl = await stopWithArchive(id, firstFrameAt);
+    expect(await probeVideoSize(archiveUrl)).toBe('160x90');
+  });
+
+  /** Stops the channel: DONE, its archive downloadable, the run's length (± 1 s) from its first frame, decoding clean. */
+  async function stopWithArchive(id: string, firstFrameAt: number): Promise<string> {
     const stopAt = Date.now();
     const done = await stopAndSettle(engine, auth, id);
     expect(done).toMatchObject({ channelStatus: 'DONE', archive: { status: 'AVAILABLE', url: `${engine.url}/media/archives/${id}.mp4` } });
     const seconds = await probeDuration(done.archive.url);
     const expected = (stopAt - firstFrameAt) / 1000;
     expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1);
-    expect(await probeVideoSize(done.archive.url)).toBe('160x90');
     expect((await decodeLive(done.archive.url, 60)).errors).toBe('');
+    return done.archive.url as string;
+  }
+
+  it('archives a channel whose HLS segments are fMP4: each run keeps its initialization section', { timeout: 120_000 }, async () => {
+    const blueprint = tinyBlueprint('mp4-loop-test', (channel) => {
+      for (const group of channel.encoderSettings.outputGroups) {
+        for (const output of group.outputs) {
+          const hls = output.outputSettings?.hlsOutputSettings;
+          if (hls) hls.hlsSettings = { fmp4HlsSettings: {} };
+        }
+      }
+    });
+    blueprint.createArchives = true;
+    const id = await createWorkflow(engine, auth, blueprint, 'Archived fMP4');
+    const running = await startAndSettle(engine, auth, id);
+    expect(running).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
+    const media = HLS.parse(await (await fetch(running.outputs[0].url.replace('index.m3u8', 'index_720p.m3u8'))).text());
+    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
+    expect(media.segments[0]).toMatchObject({ uri: expect.stringMatching(/\.m4s$/), map: { uri: expect.stringMatching(/init\.mp4$/) } });
+    const firstFrameAt = media.segments[0]!.programDateTime!.getTime();
+    await sleep(7000);
+
+    await stopWithArchive(id, firstFrameAt);
   });
 
   it('keeps no archive when createArchives is false', { timeout: 60_000 }, async () => {
