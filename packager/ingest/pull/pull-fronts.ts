@@ -46,9 +46,13 @@ export function urlPullFront(input: PullInputSettings): PullFront {
     throw new IngestConfigError(`input ${input.name}: ${url} is not a URL`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new IngestConfigError(`input ${input.name}: URL_PULL takes an http(s) URL, not ${parsed.protocol}`);
-  // HLS sources pace themselves; a plain file over HTTP is read at its own rate (-re) like a live signal
-  const live = /\.m3u8($|\?)/i.test(parsed.pathname + parsed.search);
-  return new PullFront('URL_PULL', [...(live ? [] : ['-re']), ...NETWORK_TIMEOUT, '-i', withCredentials(parsed, username, password)], publicForm(parsed));
+  // HLS sources pace themselves; a plain file over HTTP is read at its own rate (-re) like a live signal. A live HLS
+  // source is joined at its live edge (its last segment), not ffmpeg's default of 3 segments back: those would be read
+  // as a burst, putting the channel that much further behind its source for good (and its archive that much longer
+  // than the time it ran). A playlist that has ended (VOD) is still read from its start.
+  const hls = /\.m3u8($|\?)/i.test(parsed.pathname + parsed.search);
+  const pacing = hls ? ['-live_start_index', '-1'] : ['-re'];
+  return new PullFront('URL_PULL', [...pacing, ...NETWORK_TIMEOUT, '-i', withCredentials(parsed, username, password)], publicForm(parsed));
 }
 
 /** RTMP_PULL: plays an rtmp(s):// stream. */

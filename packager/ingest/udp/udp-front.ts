@@ -1,9 +1,10 @@
 // The SRT_PUSH, RIST, RTP and RTP_FEC fronts: a UDP relay on the input's public port in front of a private ffmpeg
 // listener on loopback that the front runs and watches (ListenerProcess: copy-remux to MPEG-TS, restarted when it
-// ends, killed when its sender goes silent and when the input closes). ffmpeg checks the SRT passphrase itself; the
-// relay checks addresses, reports connects, refusals and silences, counts RTP loss and repairs it from FEC. The
-// channel's encoder reads the listener's MPEG-TS from a loopback TCP port once a sender is connected, as for RTMP,
-// so a channel shows its slate until someone pushes.
+// ends, killed and restarted at once when its sender goes silent, killed when the input closes; the relay holds RTP
+// and RIST datagrams until the listener has bound its port, so a sender that comes back meanwhile loses nothing).
+// ffmpeg checks the SRT passphrase itself; the relay checks addresses, reports connects, refusals and silences,
+// counts RTP loss and repairs it from FEC. The channel's encoder reads the listener's MPEG-TS from a loopback TCP
+// port once a sender is connected, as for RTMP, so a channel shows its slate until someone pushes.
 import type { IngestFront, IngestProtocol, IngestStats } from '../ingest-front.js';
 import { allListsFilter, plainAddress } from '../address-filter.js';
 import { FrontEvents } from '../front-events.js';
@@ -69,6 +70,15 @@ function companionOffsets(protocol: UdpProtocol): number[] {
  */
 const PROBE_ARGS = ['-analyzeduration', '2000000'];
 
+/**
+ * An SDP for MPEG-TS over RTP (static payload type 33) to `port` on loopback. ffmpeg's `rtp://` input reads the
+ * first packet to learn the payload type, then closes its socket and binds again from an SDP it writes itself:
+ * packets arriving in between are lost, and a port taken as bound is briefly not. From an SDP it binds once.
+ */
+function rtpSdp(port: number): string {
+  return ['v=0', 'o=- 0 0 IN IP4 127.0.0.1', 's=listener', 'c=IN IP4 127.0.0.1', 't=0 0', `m=video ${port} RTP/AVP 33`, ''].join('\r\n');
+}
+
 /** ffmpeg input arguments of the private listener for `protocol` on loopback `privatePort`. */
 export function listenerArgs(protocol: UdpProtocol, privatePort: number, passphrase: string | undefined): string[] {
   switch (protocol) {
@@ -80,7 +90,12 @@ export function listenerArgs(protocol: UdpProtocol, privatePort: number, passphr
       return [...PROBE_ARGS, '-f', 'mpegts', '-i', `rist://@127.0.0.1:${privatePort}`];
     case 'RTP':
     case 'RTP_FEC':
-      return [...PROBE_ARGS, '-f', 'rtp', '-i', `rtp://127.0.0.1:${privatePort}`];
+      // -listen_timeout -1: from an SDP ffmpeg gives up on a sender after 10 s (measured: exit 1, "could not find
+      // codec parameters"); the listener must wait for one as long as the input is open
+      return [
+        ...PROBE_ARGS, '-listen_timeout', '-1', '-protocol_whitelist', 'data,udp,rtp', '-f', 'sdp',
+        '-i', `data:application/sdp;base64,${Buffer.from(rtpSdp(privatePort)).toString('base64')}`,
+      ];
   }
 }
 
@@ -125,12 +140,17 @@ export async function openUdpFront(options: UdpFrontOptions): Promise<UdpIngestF
     watcher,
     now,
     dropInbound: options.dropInbound,
+    holdWhileListenerDown: protocol !== 'SRT_PUSH',
     emit: (event) => {
       if (event.type === 'connected') stream.begin();
       if (event.type === 'disconnected') {
         stream.end();
-        // a fresh listener for the next sender (RIST and RTP listeners would wait forever on this one)
-        void listener.kill();
+        // a fresh listener for the next sender (RIST and RTP listeners would wait forever on this one); the next
+        // sender's datagrams are held from now until it is bound
+        relay.listenerDown();
+        // SIGKILL at once: its output is dropped anyway, and ffmpeg blocked on a silent input ignores SIGTERM until
+        // its next packet (measured: the SIGKILL after a second's grace every time)
+        void listener.kill(0);
       }
       if (event.type === 'connected') {
         loss?.reset();
@@ -154,11 +174,16 @@ export async function openUdpFront(options: UdpFrontOptions): Promise<UdpIngestF
   const listener = new ListenerProcess({
     ffmpegPath: options.ffmpegPath ?? 'ffmpeg',
     inputArgs: listenerArgs(protocol, privatePort, options.passphrase),
+    udpPort: privatePort,
     onData: (bytes) => stream.write(bytes),
-    onExit: () => {
+    onReady: () => relay.listenerUp(),
+    onExit: ({ killed }) => {
+      relay.listenerDown();
       if (closing) return;
-      // an SRT listener ends with its sender; any listener may fail: it is back half a second later
-      restart = setTimeout(() => listener.start(), 500);
+      // killed on purpose (its sender left): the next one may already be sending, so at once. An SRT listener ends
+      // with its sender and any listener may fail: half a second later, so a failing one does not spin.
+      if (killed) listener.start();
+      else restart = setTimeout(() => listener.start(), 500);
     },
   });
   listener.start();

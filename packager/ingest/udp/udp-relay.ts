@@ -1,7 +1,9 @@
 // The UDP side of SRT_PUSH, RIST, RTP and RTP_FEC: the public port is ours, not ffmpeg's. Each datagram's
 // source is checked against the CIDR list before it is forwarded to ffmpeg's listener on loopback, and the
 // listener's answers (SRT handshakes and ACKs, RIST NACKs) go back to the sender through the same public port.
-// One sender at a time: a second source is refused while the first is alive.
+// One sender at a time: a second source is refused while the first is alive. While the listener is not running
+// (ffmpeg starting, or restarting after its sender left) what it would lose is held, up to HOLD_MS, and sent once it
+// has bound its port: a sender returning at that moment keeps its first packets (the first keyframe's SPS/PPS).
 import dgram from 'node:dgram';
 import type { IngestEvent } from '../ingest-front.js';
 import type { AddressFilter } from '../address-filter.js';
@@ -33,6 +35,11 @@ export interface UdpRelayOptions {
   now(): number;
   /** tests only: datagrams to lose as if on the network (`index` 0 is the main port) */
   dropInbound?: ((index: number, datagram: Buffer) => boolean) | undefined;
+  /**
+   * Hold the sender's datagrams while the listener is not ready (RTP, RIST: nothing resends them). SRT does not
+   * need it: its caller repeats the handshake until the listener answers, and stale handshakes would only confuse it.
+   */
+  holdWhileListenerDown: boolean;
 }
 
 interface Flow {
@@ -45,12 +52,30 @@ interface Flow {
 
 /** A refused source is reported once per this window, not once per datagram. */
 const REJECT_REPORT_MS = 10_000;
+/**
+ * Held datagrams older than this are dropped: a listener binds its port about 0.1 s after it is started (measured),
+ * one that failed is started again 0.5 s later; more than that only on a machine far too busy to encode anyway.
+ */
+export const HOLD_MS = 2_000;
+/** …and beyond this many bytes the oldest go (2 s at 32 Mbit/s). */
+const HOLD_BYTES = 8 * 1024 * 1024;
+/** Held datagrams are sent in batches of this many per event-loop turn, so ffmpeg's socket buffer keeps up. */
+const FLUSH_BATCH = 64;
+
+interface HeldDatagram {
+  datagram: Buffer;
+  at: number;
+}
 
 export class UdpRelay {
   private flow: Flow | undefined;
   private readonly reported = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  private listenerReady = false;
+  private held: HeldDatagram[] = [];
+  private heldBytes = 0;
+  private flushing = false;
   bytesIn = 0;
   companionDatagrams = 0;
 
@@ -66,6 +91,17 @@ export class UdpRelay {
   /** a sender is accepted (and not yet gone) */
   get connected(): boolean {
     return this.flow?.connected === true;
+  }
+
+  /** The listener bound its port: held datagrams go to it, then everything as it comes. */
+  listenerUp(): void {
+    this.listenerReady = true;
+    this.flushHeld();
+  }
+
+  /** The listener stopped (killed, ended or failed): until listenerUp() datagrams are held (not SRT's). */
+  listenerDown(): void {
+    this.listenerReady = false;
   }
 
   get port(): number {
@@ -106,18 +142,61 @@ export class UdpRelay {
     if (!flow) flow = this.openFlow(remote, now);
     flow.lastSeen = now;
     this.bytesIn += datagram.length;
-    const replaced = this.options.watcher.inbound?.(datagram);
+    // connected first: a new sender's first datagram belongs to its own loss count and FEC reordering (the front
+    // renews them on `connected`), not to the last sender's
     if (!flow.connected && this.options.watcher.connectsOnFirstDatagram) this.connect(flow);
+    const replaced = this.options.watcher.inbound?.(datagram);
     this.observe(flow, datagram, false);
     if (replaced) this.forward(replaced);
-    else if (this.flow === flow) flow.socket.send(datagram, this.options.privatePort, '127.0.0.1');
+    else if (this.flow === flow) this.toListener(flow, datagram);
   }
 
   /** Sends datagrams to ffmpeg's listener for the current sender (rebuilt or reordered ones). */
   forward(datagrams: readonly Buffer[]): void {
     const flow = this.flow;
     if (!flow) return;
-    for (const datagram of datagrams) flow.socket.send(datagram, this.options.privatePort, '127.0.0.1');
+    for (const datagram of datagrams) this.toListener(flow, datagram);
+  }
+
+  private toListener(flow: Flow, datagram: Buffer): void {
+    // SRT sends straight on (lost while nothing is bound, as on a network); others queue behind held ones, since
+    // order matters to the listener (RTP sequence numbers, RIST)
+    if (!this.options.holdWhileListenerDown || (this.listenerReady && this.held.length === 0)) {
+      flow.socket.send(datagram, this.options.privatePort, '127.0.0.1');
+      return;
+    }
+    const now = this.options.now();
+    this.held.push({ datagram, at: now });
+    this.heldBytes += datagram.length;
+    while (this.held.length > 0 && ((this.held[0]?.at ?? now) < now - HOLD_MS || this.heldBytes > HOLD_BYTES)) {
+      this.heldBytes -= this.held.shift()?.datagram.length ?? 0;
+    }
+    if (this.listenerReady) this.flushHeld();
+  }
+
+  /** Sends the held datagrams to the listener in order, a batch per event-loop turn. */
+  private flushHeld(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    const next = () => {
+      const flow = this.flow;
+      if (!flow || !this.listenerReady || this.closed) {
+        this.flushing = false;
+        return;
+      }
+      for (const { datagram } of this.held.splice(0, FLUSH_BATCH)) {
+        this.heldBytes -= datagram.length;
+        flow.socket.send(datagram, this.options.privatePort, '127.0.0.1');
+      }
+      if (this.held.length > 0) setImmediate(next);
+      else this.flushing = false;
+    };
+    next();
+  }
+
+  private dropHeld(): void {
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   private openFlow(remote: dgram.RemoteInfo, now: number): Flow {
@@ -160,6 +239,8 @@ export class UdpRelay {
     const flow = this.flow;
     if (!flow) return;
     this.flow = undefined;
+    // the next sender must not get this one's packets
+    this.dropHeld();
     flow.socket.close();
     if (flow.connected) this.options.emit({ type: 'disconnected', reason, at: this.options.now() });
   }

@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openUdpFront, type UdpIngestFront, type UdpProtocol } from '../../../packager/ingest/udp/udp-front.js';
-import { isAlive, killStarted, nextEvent, recordEvents, startReceiver, startSender } from './ingest-harness.js';
+import { FFMPEG, isAlive, killStarted, nextEvent, recordEvents, startReceiver, startSender } from './ingest-harness.js';
 
 async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -26,14 +29,17 @@ function senderFor(protocol: UdpProtocol, port: number, passphrase = PASSPHRASE)
   }
 }
 
-function push(protocol: UdpProtocol, front: UdpIngestFront, options: { seconds?: number; passphrase?: string } = {}) {
-  const { url, format, outputOptions } = senderFor(protocol, front.port, options.passphrase);
-  return startSender(url, format, { seconds: options.seconds ?? 30, ...(outputOptions ? { outputOptions } : {}) });
+function push(protocol: UdpProtocol, front: UdpIngestFront, options: { seconds?: number; passphrase?: string; outputOptions?: string[] } = {}) {
+  const { url, format, outputOptions = [] } = senderFor(protocol, front.port, options.passphrase);
+  return startSender(url, format, { seconds: options.seconds ?? 30, outputOptions: [...(options.outputOptions ?? []), ...outputOptions] });
 }
 
 const fronts: UdpIngestFront[] = [];
-async function open(protocol: UdpProtocol, cidrs: string[] = ['127.0.0.1/32'], idleMs = 1_500): Promise<UdpIngestFront> {
-  const front = await openUdpFront({ protocol, host: '127.0.0.1', port: 0, cidrs, passphrase: protocol === 'SRT_PUSH' ? PASSPHRASE : undefined, idleMs });
+async function open(protocol: UdpProtocol, cidrs: string[] = ['127.0.0.1/32'], idleMs = 1_500, ffmpegPath?: string): Promise<UdpIngestFront> {
+  const front = await openUdpFront({
+    protocol, host: '127.0.0.1', port: 0, cidrs, passphrase: protocol === 'SRT_PUSH' ? PASSPHRASE : undefined, idleMs,
+    ...(ffmpegPath ? { ffmpegPath } : {}),
+  });
   fronts.push(front);
   return front;
 }
@@ -84,11 +90,7 @@ describe('SRT_PUSH passphrase', () => {
 });
 
 describe.each(['SRT_PUSH', 'RTP'] as const)('%s sender that leaves and returns', (protocol) => {
-  // retry: a known race, open: when an RTP sender returns while the front's listener ffmpeg is being restarted (it is
-  // killed when the last sender leaves and started again 500 ms later), the encoder sometimes gets a few packets
-  // without SPS/PPS and then nothing until the sender ends (about 1 run in 3, more on a busy machine). To be fixed in
-  // packager/ingest/udp (listener restart against a returning sender); the retry keeps the rest of this test in CI.
-  it('is reported gone, the encoder sees its input end, and the returning sender is relayed again', { retry: 2 }, async () => {
+  it('is reported gone, the encoder sees its input end, and the returning sender is relayed again', async () => {
     // 4 s of silence before "gone": a returning sender's first second (x264 starting) may stall on a busy machine
     const front = await open(protocol, ['127.0.0.1/32'], 4_000);
     const events = recordEvents(front);
@@ -131,5 +133,47 @@ describe('the private listener', () => {
     await front.close();
     expect(isAlive(secondListener)).toBe(false);
     expect(front.listenerPid()).toBeUndefined();
+  });
+});
+
+describe.each(['RIST', 'RTP', 'RTP_FEC'] as const)('%s sender that pushes while the private listener (re)starts', (protocol) => {
+  // The real ffmpeg, started a second late as on a loaded machine: a sender's first datagrams surely arrive before its
+  // listener has bound the loopback port, both when the front opens and when the listener is replaced after a sender
+  // left. The sender makes one keyframe only, its first (SPS/PPS in it): a datagram of it lost, no picture at all.
+  let dir = '';
+  let slowFfmpeg = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'slow-ffmpeg-'));
+    slowFfmpeg = path.join(dir, 'ffmpeg');
+    await writeFile(slowFfmpeg, `#!/bin/sh\nsleep 1\nexec ${JSON.stringify(FFMPEG)} "$@"\n`);
+    await chmod(slowFfmpeg, 0o755);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const oneKeyframe = ['-g', '1000', '-sc_threshold', '0'];
+
+  it('has its first datagrams held and relayed once the listener is bound, at the start and after a restart', async () => {
+    const front = await open(protocol, ['127.0.0.1/32'], 1_500, slowFfmpeg);
+    const events = recordEvents(front);
+    let connected = nextEvent(front, 'connected');
+    const sender = push(protocol, front, { seconds: 30, outputOptions: oneKeyframe });
+    await connected;
+    // not bound yet: the ffmpeg of the listener is still sleeping
+    const first = startReceiver(front, 25);
+    expect((await first.exited).code, first.stderrTail()).toBe(0);
+    expect(first.progress.frames).toBeGreaterThanOrEqual(25);
+
+    const disconnected = nextEvent(front, 'disconnected');
+    await sender.kill();
+    await disconnected;
+    // back at once, while the killed listener is replaced by one that sleeps a second before it binds
+    connected = nextEvent(front, 'connected');
+    push(protocol, front, { seconds: 30, outputOptions: oneKeyframe });
+    await connected;
+    const second = startReceiver(front, 25);
+    expect((await second.exited).code, second.stderrTail()).toBe(0);
+    expect(second.progress.frames).toBeGreaterThanOrEqual(25);
+    expect(events.map((event) => event.type)).toEqual(['connected', 'disconnected', 'connected']);
   });
 });
