@@ -88,6 +88,19 @@ export async function readCommand(db: Db, id: string): Promise<ChannelCommand | 
   return db.selectFrom('channel_commands').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The last start command of a channel (a workflow is started once: a restart duplicates it under a new id). */
+export async function lastStartCommand(db: Db, workflowId: string): Promise<ChannelCommand | undefined> {
+  return db
+    .selectFrom('channel_commands')
+    .selectAll()
+    .where('workflow_id', '=', workflowId)
+    .where('kind', '=', 'start')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /**
  * Claims the oldest pending command this packager may run (its own or an untargeted one), or none; a start claimed
  * makes this packager the channel's owner. PostgreSQL: FOR UPDATE SKIP LOCKED in one transaction keeps packagers

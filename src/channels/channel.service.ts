@@ -5,7 +5,7 @@ import { engineError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { toJson } from '../store/database.js';
 import { blueprintInputs } from '../blueprints/blueprint.schema.js';
-import type { ChannelRuntime, ChannelRuntimeEvent } from '../../packager/channel-runtime.js';
+import type { ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec, HeldStart } from '../../packager/channel-runtime.js';
 import type { Workflow, WorkflowStore } from '../workflows/workflow.store.js';
 import { LOCKED_STATUSES, type WorkflowStatus } from '../workflows/workflow.schema.js';
 import { applyArchiveRules } from './archive-rules.js';
@@ -125,25 +125,42 @@ export class ChannelService {
 
   private async runStart(workflow: Workflow): Promise<void> {
     const runtime = this.runtime();
+    await this.settleStart(workflow, runtime, async ({ blueprint, archive }) => {
+      if (!(await this.workflows.transition(workflow, ['PROVISIONING'], 'STARTING', this.now()))) return undefined;
+      if (!runtime) throw new Error(NO_RUNTIME_REASON);
+      const activeInput = blueprintInputs(workflow.blueprint)[0]?.name ?? '';
+      return runtime.start({
+        workflowId: workflow.id, organizationId: workflow.organizationId, region: workflow.region,
+        blueprint, inputWhitelistCIDRs: workflow.inputWhitelistCIDRs, archive, activeInput,
+      });
+    });
+  }
+
+  /**
+   * Waits for a start (`started`: sent now, or sent before a restart and held by a packager) and moves the workflow
+   * from STARTING to RUNNING with its endpoints, or to START_FAILED with the cause after rolling back what it made.
+   * `started` resolving undefined: nothing was started (the workflow moved on meanwhile).
+   */
+  private async settleStart(
+    workflow: Workflow,
+    runtime: ChannelRuntime | undefined,
+    started: (rules: Pick<ChannelSpec, 'blueprint' | 'archive'>) => Promise<ChannelEndpoints | undefined>,
+  ): Promise<void> {
     const fail = async (reason: string) => {
       if (runtime) await runtime.stop(workflow.id).catch((error: unknown) => this.ctx.logger.warn({ err: error, workflowId: workflow.id }, 'rollback of a failed start failed'));
       await this.workflows.transition(workflow, ['PROVISIONING', 'STARTING'], 'START_FAILED', this.now(), { status_reason: reason, archive_status: null });
     };
     try {
-      const { blueprint, archive } = applyArchiveRules(workflow.blueprint);
-      if (!(await this.workflows.transition(workflow, ['PROVISIONING'], 'STARTING', this.now()))) return;
-      if (!runtime) return await fail(NO_RUNTIME_REASON);
-      const activeInput = blueprintInputs(workflow.blueprint)[0]?.name ?? '';
-      const endpoints = await runtime.start({
-        workflowId: workflow.id, organizationId: workflow.organizationId, region: workflow.region,
-        blueprint, inputWhitelistCIDRs: workflow.inputWhitelistCIDRs, archive, activeInput,
-      });
+      const rules = applyArchiveRules(workflow.blueprint);
+      const { archive } = rules;
+      const endpoints = await started(rules);
+      if (!endpoints) return;
       const now = this.now();
       const running = await this.workflows.transition(workflow, ['STARTING'], 'RUNNING', now, {
         started_at: now, channel_inputs: toJson(endpoints.inputs), channel_outputs: toJson(endpoints.outputs),
         archive_status: archive.enabled ? 'RECORDING' : 'NONE',
       });
-      if (!running) await runtime.stop(workflow.id).catch(() => undefined);
+      if (!running) await runtime?.stop(workflow.id).catch(() => undefined);
     } catch (error) {
       await fail(message(error));
     }
@@ -210,17 +227,36 @@ export class ChannelService {
     }
   }
 
-  /** After a restart: a start cut off mid-way failed; stops and deletes cut off mid-way run again. */
+  /**
+   * After a restart: a start that a live packager still runs (sent by this engine before it restarted) is waited for
+   * again; any other start cut off mid-way failed (an in-process start died with the process); stops and deletes
+   * cut off mid-way run again.
+   */
   async recover(): Promise<void> {
-    this.runtime(); // subscribes to a runtime registered at init before it reports anything
+    const runtime = this.runtime(); // subscribes to a runtime registered at init before it reports anything
     const rows = await this.workflows.db.selectFrom('workflows').select(['id', 'organization_id', 'status']).where('status', 'in', [...LOCKED_STATUSES]).execute();
     for (const row of rows) {
       const workflow = await this.workflows.get(row.organization_id, row.id);
       if (!workflow) continue;
       if (row.status === 'PROVISIONING' || row.status === 'STARTING') {
-        await this.runtime()?.stop(row.id).catch(() => undefined);
+        // PROVISIONING: the start was not sent yet
+        const held = row.status === 'STARTING' ? await this.heldStart(runtime, row.id) : undefined;
+        if (held) {
+          this.track(this.settleStart(workflow, runtime, () => held.result()));
+          continue;
+        }
+        await runtime?.stop(row.id).catch(() => undefined);
         await this.workflows.transition(workflow, ['PROVISIONING', 'STARTING'], 'START_FAILED', this.now(), { status_reason: 'the engine restarted while the channel was starting' });
       } else this.track(this.runStop(workflow, row.status as 'STOPPING' | 'DELETING'));
+    }
+  }
+
+  private async heldStart(runtime: ChannelRuntime | undefined, workflowId: string): Promise<HeldStart | undefined> {
+    try {
+      return await runtime?.heldStart?.(workflowId);
+    } catch (error) {
+      this.ctx.logger.warn({ err: error, workflowId }, 'whether a packager still runs the start of a channel could not be read');
+      return undefined;
     }
   }
 

@@ -1,13 +1,14 @@
 // The ChannelRuntime of a process without the packager role (DESIGN.md "Processes and scale"): every call becomes a
 // command row that a packager process runs (packager/channel-command-worker.ts); this side waits for its result. A
-// call fails at once, with the reason, when no packager (or not the one running the channel) is alive.
+// call fails at once, with the reason, when no packager (or not the one running the channel) is alive. After a
+// restart of this process, a start it had sent and a live packager still runs is waited for again (heldStart).
 import type { Counter } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Db } from '../store/database.js';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../packager/channel-runtime.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec, HeldStart } from '../../packager/channel-runtime.js';
 import type { CommandWakeup } from './channel-command-wakeup.js';
-import { cancel, enqueue, livePackagers, ownerOf, readCommand, releaseOwner, STALE_MS, type ChannelCommandKind } from './channel-command.store.js';
+import { cancel, enqueue, lastStartCommand, livePackagers, ownerOf, readCommand, releaseOwner, STALE_MS, type ChannelCommandKind } from './channel-command.store.js';
 
 export const NO_PACKAGER_REASON =
   `no packager process is alive (none sent a heartbeat in the last ${STALE_MS / 1000} s): start an engine with the packager role on this database`;
@@ -42,6 +43,27 @@ export class RemoteChannelRuntime implements ChannelRuntime {
 
   async start(spec: ChannelSpec): Promise<ChannelEndpoints> {
     return (await this.call('start', spec.workflowId, spec, null, this.longDeadlineMs)) as ChannelEndpoints;
+  }
+
+  /**
+   * The start command of `workflowId` sent before this process restarted, when a live packager may still answer it:
+   * pending while a packager is alive, running on a live packager, or answered meanwhile. A pending one no packager
+   * can take any more is withdrawn; one running on a packager that is gone is not held (its encoder went with it).
+   */
+  async heldStart(workflowId: string): Promise<HeldStart | undefined> {
+    const { db, clock } = this.options;
+    const command = await lastStartCommand(db, workflowId);
+    if (!command) return undefined;
+    const now = clock.nowMs();
+    const live = await livePackagers(db, now);
+    if (command.status === 'pending' && live.length === 0) {
+      await cancel(db, command.id, NO_PACKAGER_REASON, now);
+      return undefined;
+    }
+    if (command.status === 'running' && !(command.claimed_by && live.includes(command.claimed_by))) return undefined;
+    this.options.logger.info({ workflowId, commandId: command.id, status: command.status }, 'waiting again for a start sent before the restart');
+    // the deadline runs from when the start was sent, as it did for the sender before the restart
+    return { result: async () => (await this.answer(command.id, 'start', null, command.created_at + this.longDeadlineMs)) as ChannelEndpoints };
   }
 
   async stop(workflowId: string): Promise<{ archiveUrl?: string }> {
@@ -99,17 +121,22 @@ export class RemoteChannelRuntime implements ChannelRuntime {
   /** Writes the command and polls its row until a packager answered, the packager is gone, or the deadline passed. */
   private async call(kind: ChannelCommandKind, workflowId: string, payload: unknown, target: string | null, deadlineMs: number): Promise<unknown> {
     const { db, clock } = this.options;
-    const count = (outcome: string) => this.options.commands?.inc({ kind, outcome });
-    const reachable = (live: string[]) => (target ? live.includes(target) : live.length > 0);
-    if (!reachable(await livePackagers(db, clock.nowMs()))) {
-      count('unavailable');
+    if (!reachable(await livePackagers(db, clock.nowMs()), target)) {
+      this.options.commands?.inc({ kind, outcome: 'unavailable' });
       throw new Error(this.unavailable(target));
     }
     const id = await enqueue(db, { workflowId, kind, payload, target }, clock.nowMs());
     this.options.wakeup?.publish('new');
     const deadline = clock.nowMs() + deadlineMs;
+    await this.answerOrPoll(id);
+    return this.answer(id, kind, target, deadline);
+  }
+
+  /** Polls command `id` until a packager answered it, the packager is gone, or `deadline` passed. */
+  private async answer(id: string, kind: ChannelCommandKind, target: string | null, deadline: number): Promise<unknown> {
+    const { db, clock } = this.options;
+    const count = (outcome: string) => this.options.commands?.inc({ kind, outcome });
     for (;;) {
-      await this.answerOrPoll(id);
       const row = await readCommand(db, id);
       if (!row) throw new Error(`channel command ${id} vanished`);
       if (row.status === 'done') {
@@ -122,7 +149,7 @@ export class RemoteChannelRuntime implements ChannelRuntime {
       }
       const now = clock.nowMs();
       const live = await livePackagers(db, now);
-      if (row.status === 'pending' && !reachable(live) && (await cancel(db, id, this.unavailable(target), now))) {
+      if (row.status === 'pending' && !reachable(live, target) && (await cancel(db, id, this.unavailable(target), now))) {
         count('unavailable');
         throw new Error(this.unavailable(target));
       }
@@ -133,8 +160,14 @@ export class RemoteChannelRuntime implements ChannelRuntime {
       if (now > deadline) {
         await cancel(db, id, 'the sender gave up waiting', now);
         count('timeout');
-        throw new Error(`no packager answered the ${kind} command within ${Math.round(deadlineMs / 1000)} s`);
+        throw new Error(`no packager answered the ${kind} command within ${Math.round((deadline - row.created_at) / 1000)} s`);
       }
+      await this.answerOrPoll(id);
     }
   }
+}
+
+/** Whether a command for `target` (a packager id; null: any packager) can be run by one of the `live` packagers. */
+function reachable(live: readonly string[], target: string | null): boolean {
+  return target ? live.includes(target) : live.length > 0;
 }

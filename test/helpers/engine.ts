@@ -33,6 +33,17 @@ export function postgresAvailable(): Promise<boolean> {
   return postgresAnswer;
 }
 
+/** Drops a test's own PostgreSQL schema (and everything in it) at its end. */
+export async function dropPostgresSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.end();
+  }
+}
+
 export interface TestEngine extends RunningEngine {
   dataDir: string;
   /** fetch against the engine with JSON helpers */

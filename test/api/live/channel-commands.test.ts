@@ -4,10 +4,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NO_PACKAGER_REASON, RemoteChannelRuntime } from '../../../src/channels/remote-channel-runtime.js';
-import { DIALECTS, POSTGRES_URL, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';
+import { DIALECTS, dropPostgresSchema, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';
 import { catalogBlueprint, live } from './live-helpers.js';
 import { loopClip, tinyBlueprint } from '../../e2e/live/live-helpers.js';
 
@@ -33,10 +32,7 @@ describe.each(DIALECTS)('channels from an api engine without the packager role o
     await api?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (dialect !== 'postgres' || unavailable) return;
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`drop schema if exists ${schema} cascade`);
-    await admin.end();
+    await dropPostgresSchema(schema);
   });
   beforeEach(({ skip }) => {
     if (unavailable) skip();

@@ -13,19 +13,7 @@ import HLS from 'hls-parser';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { readOwner } from '../../../packager/channel-owner.js';
 import { beat, leave, STALE_MS } from '../../../src/channels/channel-command.store.js';
-import { alive, createWorkflow, loopClip, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { alive, createWorkflow, loopClip, sleep, startAndSettle, stopAndSettle, tinyBlueprint, until } from './live-helpers.js';
 
 async function lastSequence(url: string): Promise<number> {
   const parsed = HLS.parse(await (await fetch(url)).text());

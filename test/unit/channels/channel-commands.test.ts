@@ -5,7 +5,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/core/clock.js';
 import { createLogger } from '../../../src/core/logger.js';
@@ -14,7 +13,7 @@ import { claimNext, enqueue, ownerOf, STALE_MS } from '../../../src/channels/cha
 import { NO_PACKAGER_REASON, RemoteChannelRuntime } from '../../../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../../../packager/channel-command-worker.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../packager/channel-runtime.js';
-import { POSTGRES_URL, postgresAvailable, type DialectChoice } from '../../helpers/engine.js';
+import { dropPostgresSchema, POSTGRES_URL, postgresAvailable, type DialectChoice } from '../../helpers/engine.js';
 
 const logger = createLogger('silent');
 const postgres = await postgresAvailable();
@@ -62,12 +61,7 @@ describe.each(['sqlite', 'postgres'] as DialectChoice[])('channel commands on %s
       const schema = `t_cmd_${randomBytes(5).toString('hex')}`;
       api = await openStore({ databaseUrl: POSTGRES_URL, dataDir: os.tmpdir(), schema });
       packagerStores = [await openStore({ databaseUrl: POSTGRES_URL, dataDir: os.tmpdir(), schema }), await openStore({ databaseUrl: POSTGRES_URL, dataDir: os.tmpdir(), schema })];
-      cleanup = async () => {
-        const admin = new pg.Client({ connectionString: POSTGRES_URL });
-        await admin.connect();
-        await admin.query(`drop schema if exists ${schema} cascade`);
-        await admin.end();
-      };
+      cleanup = () => dropPostgresSchema(schema);
     }
   });
   afterAll(async () => {
@@ -146,5 +140,33 @@ describe.each(['sqlite', 'postgres'] as DialectChoice[])('channel commands on %s
     const pending = await api.db.selectFrom('channel_commands').select('id').where('status', '=', 'pending').execute();
     expect(pending).toEqual([]);
     expect(await channels.stop('w-orphan')).toEqual({});
+  });
+
+  it.skipIf(!run)('finds the start a sender sent before it restarted: held while a packager may answer it, withdrawn when none can', async () => {
+    for (const worker of workers.splice(0)) await worker.close();
+    const restarted = remote();
+    // nothing was sent for this channel
+    expect(await restarted.heldStart('w-unsent')).toBeUndefined();
+    // pending, and no packager is alive to take it: withdrawn, so none takes it later
+    const lonely = await enqueue(api.db, { workflowId: 'w-lonely', kind: 'start', payload: spec('w-lonely'), target: null }, Date.now());
+    expect(await restarted.heldStart('w-lonely')).toBeUndefined();
+    expect(await api.db.selectFrom('channel_commands').select(['status', 'error']).where('id', '=', lonely).executeTakeFirst()).toEqual({ status: 'failed', error: NO_PACKAGER_REASON });
+
+    const runtime = new RecordingRuntime();
+    const worker = new ChannelCommandWorker({ db: packagerStores[0]!.db, dialect: packagerStores[0]!.dialect, runtime, clock: systemClock, logger, publicUrl: () => 'http://p-late', pollMs: 20, id: 'p-late' });
+    workers.push(worker);
+    await worker.start();
+    // pending while a packager is alive: waited for, the packager's answer comes back
+    await enqueue(api.db, { workflowId: 'w-held', kind: 'start', payload: spec('w-held'), target: null }, Date.now());
+    const held = await restarted.heldStart('w-held');
+    expect(held).toBeDefined();
+    expect((await held!.result()).outputs[0]?.url).toBe('http://packager/live/w-held/index.m3u8');
+    // answered with a failure meanwhile: the packager's reason
+    await enqueue(api.db, { workflowId: 'w-held-broken', kind: 'start', payload: spec('w-held-broken', 'broken'), target: null }, Date.now());
+    await worker.poll();
+    await worker.settled();
+    const failed = await restarted.heldStart('w-held-broken');
+    await expect(failed!.result()).rejects.toThrow('input "broken" cannot be read');
+    expect(runtime.calls).toEqual(['start w-held', 'start w-held-broken']);
   });
 });
