@@ -5,9 +5,12 @@
 // origin (real-time live window, 2 s segments, a 10 s break every 20 s: a break in every window) and the ad server run
 // in a child process, the load generator in another (many sockets, its own event loop), the engine in this one.
 // Beside each run: a static node:http server answering the origin's media playlist at the same rate (baseline).
-// Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForm=daterange-ahead]
+// Viewers join over a ramp (default 20 s, one break cycle: an audience arrives over time, each viewer's first reload
+// at its own moment) and are measured once all have joined, for `seconds`; the ramp is reported on its own, and a ramp
+// of 0 makes every viewer join in the same 2 s (a flood: the first break then asks for every decision at once).
+// Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForm=daterange-ahead] [rampSeconds=20]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -22,9 +25,30 @@ const PERIOD_MS = 2000;
 type LoadResult = {
   viewers: number; seconds: number; sent: number; answered: number; errors: number; statuses: Record<string, number>;
   p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number; maxMs: number; withAds: number; setupMs: number;
+  /** the ramp, while viewers join (not in the figures above) */
+  ramp: { seconds: number; sent: number; p50Ms: number; p99Ms: number; maxMs: number };
+  /** CPU time of the load generator over the ramp and the run, ms */
+  cpuMs: number;
+  /** the load generator's own event-loop stalls over 50 ms (ms from the start of the measured part) */
+  stalls: Array<{ at: number; ms: number }>;
   /** p99 and the share of replies with ads by second of the schedule: where in the break cycle a tail comes from */
   bySecond: Array<{ s: number; p99Ms: number; withAds: number }>;
 };
+
+/**
+ * Event-loop stalls of this process longer than 50 ms, by a 10 ms timer's lateness: where a latency spike comes from
+ * (the engine, or the load generator itself). `at` is ms from `origin`.
+ */
+function watchStalls(origin: () => number): { stop(): Array<{ at: number; ms: number }> } {
+  const stalls: Array<{ at: number; ms: number }> = [];
+  let expected = performance.now() + 10;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - expected > 50) stalls.push({ at: Math.round(expected - origin()), ms: Math.round(now - expected) });
+    expected = now + 10;
+  }, 10);
+  return { stop: () => { clearInterval(timer); return stalls; } };
+}
 
 /** Runs this file in a child node process with a role; resolves with the child and its first stdout line (JSON). */
 async function child<T>(args: string[]): Promise<{ proc: ChildProcess; first: T; rest: Promise<string> }> {
@@ -55,7 +79,7 @@ async function world(cueForm: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // load: open-loop viewers
 // ---------------------------------------------------------------------------------------------------------------
-async function load(base: string, viewers: number, seconds: number, masterPath: string, mediaPath: string): Promise<void> {
+async function load(base: string, viewers: number, seconds: number, rampSeconds: number, masterPath: string, mediaPath: string): Promise<void> {
   const { Pool } = await import('undici');
   const pool = new Pool(base, { connections: Math.min(1024, Math.max(64, Math.ceil(viewers / 10))), keepAliveTimeout: 30_000 });
   const get = async (p: string): Promise<{ status: number; text: string }> => {
@@ -77,36 +101,53 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
     }
   }));
   const setupMs = Date.now() - setup0;
-  const phase = Array.from({ length: viewers }, () => Math.random() * PERIOD_MS);
+  // Viewer i joins at t0 + join[i] (uniform over the ramp) and reloads every period from there. Sorted by its phase
+  // within the period, so one cursor walks the schedule round by round; a viewer is skipped until its first round.
+  const rampMs = Math.max(PERIOD_MS, Math.round(rampSeconds * 1000 / PERIOD_MS) * PERIOD_MS);
+  const join = Array.from({ length: viewers }, () => Math.random() * rampMs);
+  const phase = join.map((j) => j % PERIOD_MS);
+  const firstRound = join.map((j) => Math.floor(j / PERIOD_MS));
   const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
   const latencies: number[] = [];
+  const rampLatencies: number[] = [];
   const perSecond: Array<{ lat: number[]; ads: number }> = [];
   const statuses: Record<string, number> = {};
-  let sent = 0, answered = 0, errors = 0, withAds = 0;
+  let sent = 0, rampSent = 0, answered = 0, errors = 0, withAds = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now() + 200;
-  const end = t0 + seconds * 1000;
+  const measureFrom = t0 + rampMs;
+  const end = measureFrom + seconds * 1000;
+  const stallWatch = watchStalls(() => measureFrom);
   const inflight = new Set<Promise<void>>();
   const fire = (i: number, scheduled: number): void => {
-    sent++;
+    const measured = scheduled >= measureFrom;
+    if (measured) sent++; else rampSent++;
     const p = (async () => {
+      let ads = false, failed = false;
       try {
         const r = await get(media[i]!);
-        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-        if (r.status !== 200) errors++;
-        const second = (perSecond[Math.floor((scheduled - t0) / 1000)] ??= { lat: [], ads: 0 });
-        if (r.text.includes('/v1/segment/')) { withAds++; second.ads++; }
+        if (measured) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        failed = r.status !== 200;
+        ads = r.text.includes('/v1/segment/');
       } catch {
-        errors++;
-        statuses.error = (statuses.error ?? 0) + 1;
+        failed = true;
+        if (measured) statuses.error = (statuses.error ?? 0) + 1;
       }
+      const latency = performance.now() - scheduled;
+      if (!measured) { rampLatencies.push(latency); return; }
       answered++;
-      latencies.push(performance.now() - scheduled);
-      (perSecond[Math.floor((scheduled - t0) / 1000)] ??= { lat: [], ads: 0 }).lat.push(performance.now() - scheduled);
+      if (failed) errors++;
+      if (ads) withAds++;
+      latencies.push(latency);
+      const second = (perSecond[Math.floor((scheduled - measureFrom) / 1000)] ??= { lat: [], ads: 0 });
+      second.lat.push(latency);
+      if (ads) second.ads++;
     })();
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  // The schedule: viewer i sends at t0 + phase[i] + k·period. Checked every millisecond; late sends keep their time.
+  // The schedule: viewer i sends at t0 + phase[i] + k·period from its first round. Checked every millisecond; late
+  // sends keep their time.
   let round = 0, cursor = 0;
   await new Promise<void>((resolve) => {
     const tick = (): void => {
@@ -115,7 +156,7 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
         const i = order[cursor]!;
         const at = t0 + round * PERIOD_MS + phase[i]!;
         if (at > now || at >= end) break;
-        fire(i, at);
+        if (round >= firstRound[i]!) fire(i, at);
         if (++cursor === viewers) { cursor = 0; round++; }
       }
       if (now >= end) resolve(); else setTimeout(tick, 1);
@@ -123,13 +164,18 @@ async function load(base: string, viewers: number, seconds: number, masterPath: 
     tick();
   });
   await Promise.all(inflight);
+  const stalls = stallWatch.stop();
+  const cpu = process.cpuUsage(cpu0);
+  const quantile = (sorted: number[], p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0) * 100) / 100;
   latencies.sort((a, b) => a - b);
-  const q = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 100) / 100;
+  rampLatencies.sort((a, b) => a - b);
+  const q = (p: number) => quantile(latencies, p);
   const bySecond = perSecond.map((x, s) => {
     const l = x.lat.sort((a, b) => a - b);
     return { s, p99Ms: Math.round((l[Math.min(l.length - 1, Math.floor(0.99 * l.length))] ?? 0) * 10) / 10, withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100 };
   });
-  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, bySecond };
+  const ramp = { seconds: rampMs / 1000, sent: rampSent, p50Ms: quantile(rampLatencies, 0.5), p99Ms: quantile(rampLatencies, 0.99), maxMs: quantile(rampLatencies, 1) };
+  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);
@@ -142,10 +188,11 @@ async function main(): Promise<void> {
   const levels = (process.argv[2] ?? '3000,6000,10000').split(',').map(Number);
   const seconds = Number(process.argv[3] ?? 40);
   const cueForm = process.argv[4] ?? 'daterange-ahead';
+  const rampSeconds = Number(process.argv[5] ?? 20);
   const { startEngineWith } = await import('../test/ssai/setup.js');
   const w = await child<{ origin: string; vast: string }>(['--role=world', cueForm]);
   const runLoad = async (base: string, viewers: number, masterPath: string, mediaPath = ''): Promise<LoadResult> => {
-    const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), masterPath || '-', mediaPath || '-']);
+    const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), String(rampSeconds), masterPath || '-', mediaPath || '-']);
     return c.first;
   };
   const metric = (text: string, name: string): number => text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'))
@@ -156,13 +203,21 @@ async function main(): Promise<void> {
     for (let i = 0; i < 3; i++) { global.gc?.(); await new Promise((r) => setTimeout(r, 50)); }
     return process.memoryUsage().heapUsed;
   };
+  // CPU time from /proc, ms (utime + stime, clock ticks of 10 ms): of the world (origin + ad server) child, and of
+  // this process's main thread alone (its task id is the pid), the one that answers the playlists.
+  const procCpuMs = async (statPath: string): Promise<number> => {
+    const fields = (await readFile(statPath, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  const worldCpuMs = () => procCpuMs(`/proc/${w.proc.pid}/stat`);
+  const mainThreadCpuMs = () => procCpuMs(`/proc/${process.pid}/task/${process.pid}/stat`);
   const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Array<Record<string, unknown>> = [];
   const loadBefore = loadavg();
 
   for (const viewers of levels) {
     // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
-    const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, env: { LOG_LEVEL: 'silent' } });
+    const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
     const auth = { Authorization: (await engine.login()).IdToken };
     const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
     const guid = created.body.guid as string;
@@ -179,8 +234,16 @@ async function main(): Promise<void> {
     const snapshots = process.env.SSAI_CAPACITY_SNAPSHOTS;
     if (snapshots) v8.writeHeapSnapshot(`${snapshots}/before-${viewers}.heapsnapshot`);
     const cpu0 = process.cpuUsage();
+    const world0 = await worldCpuMs();
+    const main0 = await mainThreadCpuMs();
+    // the measured part starts after the sessions and the ramp: stall times are made relative to it afterwards
+    const loadStart = performance.now();
+    const engineStalls = watchStalls(() => loadStart);
     const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
+    const stallsOfEngine = engineStalls.stop();
     const cpu1 = process.cpuUsage(cpu0);
+    const worldMs = (await worldCpuMs()) - world0;
+    const mainMs = (await mainThreadCpuMs()) - main0;
     const heapAfter = await heap();
     if (snapshots) v8.writeHeapSnapshot(`${snapshots}/after-${viewers}.heapsnapshot`);
     const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
@@ -200,10 +263,14 @@ async function main(): Promise<void> {
     const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
     const run = {
       viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
+      // the engine's own event-loop stalls over 50 ms, ms from the load generator's start (sessions, ramp, run)
+      engineStalls: stallsOfEngine,
       fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
       decisionsLate: delta('ssai_decisions_late_total'), decisionsEarly: delta('ssai_decisions_early_total'),
       bytesPerViewer: Math.round((heapAfter - heapBefore) / viewers),
-      cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + viewers), baseline: cpuUs(cpu3, baseline.answered) },
+      cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + proxy.ramp.sent + viewers), baseline: cpuUs(cpu3, baseline.answered + baseline.ramp.sent) },
+      // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server
+      cpuMs: { engine: Math.round((cpu1.user + cpu1.system) / 1000), engineMainThread: mainMs, load: proxy.cpuMs, world: worldMs, wallMs: (proxy.ramp.seconds + seconds) * 1000 },
     };
     runs.push(run);
     process.stdout.write(`${JSON.stringify(run)}\n`);
@@ -224,7 +291,7 @@ async function main(): Promise<void> {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-    method: `open loop, ${seconds} s per run after the sessions are made: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at a random phase, latency from the scheduled send; origin (${cueForm} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
+    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s); origin (${cueForm} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
     goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
     vastParseUs,
     runs,
@@ -233,20 +300,23 @@ async function main(): Promise<void> {
   await writeFile('bench/results/ssai-capacity.json', JSON.stringify(result, null, 2) + '\n');
   const row = (r: Record<string, unknown>) => {
     const p = r.proxy as LoadResult, b = r.baseline as LoadResult;
-    return `| ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+    const cpu = r.cpuMs as { engine: number; engineMainThread: number; load: number; world: number; wallMs: number };
+    const share = (ms: number) => Math.round((ms / cpu.wallMs) * 100) / 100;
+    const worst = Math.max(...p.bySecond.map((x) => x.p99Ms));
+    return `| ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
   };
   await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
-    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForm}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
-    + '| viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForm} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
+    + '| viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     + runs.map(row).join('')
     + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
-    + '\nCPU µs/req: CPU time of the engine process over the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency.\n');
+    + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc.\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   process.exit(0);
 }
 
 if (role === 'world') await world(process.argv[3] ?? 'daterange-ahead');
 else if (role === 'load') {
-  const [, , , base, viewers, seconds, master, mediaPath] = process.argv;
-  await load(base!, Number(viewers), Number(seconds), master === '-' ? '' : master!, mediaPath === '-' ? '' : mediaPath!);
+  const [, , , base, viewers, seconds, rampSeconds, master, mediaPath] = process.argv;
+  await load(base!, Number(viewers), Number(seconds), Number(rampSeconds), master === '-' ? '' : master!, mediaPath === '-' ? '' : mediaPath!);
 } else await main();

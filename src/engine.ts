@@ -76,10 +76,18 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
 
     const routes: RouteSpec[] = [];
     const server = http.createServer();
+    // Players reload their media playlists every target duration (2-10 s) on one kept-alive connection: node's 5 s
+    // default closed many between reloads, so each reload opened a new connection, and a burst of those overflowed
+    // the listen queue (a dropped SYN costs the player 1 s; bench/ssai-capacity at 10,000 viewers). Longer than the
+    // 60 s idle timeout of common load balancers in front, so they, not we, close an idle connection.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
     // The port is known only after listen when PORT=0; URLs handed out need it, so routes are built after.
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
+      // A listen queue as long as the kernel allows (net.core.somaxconn; node's default is 511): connection bursts wait
+      // for the event loop instead of being dropped.
+      server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => resolve());
     });
     closers.push(() => new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -115,6 +123,8 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
     throw error;
   }
 }
+
+const LISTEN_BACKLOG = 4096;
 
 async function runClosers(closers: Array<() => Promise<void> | void>, logger: Logger): Promise<void> {
   for (const closer of closers.reverse()) {

@@ -14,6 +14,7 @@ import { OriginFetcher } from '../ssai/origin-fetcher.js';
 import { createSessionStore, type SessionStore } from '../ssai/session-store.js';
 import { SsaiServer } from '../ssai/server.js';
 import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision.js';
+import { ThreadedDecisionClient } from '../ssai/decision-threads.js';
 
 // ctx.services.adinserts and ctx.services.adinsertLookup are declared in src/adinserts/adinsert-lookup.ts.
 declare module './context.js' {
@@ -71,8 +72,11 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
       });
       const beacons = new BeaconSender(sessions, { timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }) });
+      // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.
+      const threads = ctx.config.ssaiDecisionThreads;
+      const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads });
       const planner = new AdPlanner({
-        decision: options.decision ?? new VastDecisionClient(),
+        decision: options.decision ?? threaded ?? new VastDecisionClient(),
         store: sessions,
         prepare: () => options.prepare ?? prepareFromServices(ctx),
         creativeUrl: (dir, rel) => {
@@ -89,6 +93,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         await beacons.close();
         await origin.close();
         await sessions.close();
+        await threaded?.close();
       });
     },
     routes: (ctx) => {

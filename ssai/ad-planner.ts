@@ -151,6 +151,11 @@ export class AdPlanner {
 
   constructor(private readonly deps: AdPlannerDeps) {}
 
+  /** A session was made: its decisions will follow (the decision client may take a moment to get ready). */
+  expectDecisions(): void {
+    this.deps.decision.prepare?.();
+  }
+
   /** The session's decision for an avail, made on first sight and stored for every later request. */
   async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
     const key = keys.avail(session.id, avail.id);
@@ -263,6 +268,8 @@ export class AdPlanner {
       record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });
       total += p.plan.duration;
     }
+    // Every ad taken, in the ad server's order: the decision thread's pack is the record's (slate, after them, has none).
+    if (result.packedTracking !== undefined && picked.ads.length === result.ads.length) record.tracking = result.packedTracking;
     if (insert) record.duration = Math.round(total * 1000) / 1000;
     await this.fillWithSlate(session, record, avail, targetDuration, total, shape);
     return record;
@@ -318,9 +325,7 @@ export class AdPlanner {
       const breaks = (await this.deps.store.get<{ breaks: VmapBreak[] }>(keys.vmap(session.id)))?.breaks ?? [];
       const id = avail.id.slice(VMAP_AVAIL_PREFIX.length);
       const b = breaks.find((x, i) => (x.breakId || String(i)) === id);
-      if (b?.vastXml && 'fromText' in decision && typeof decision.fromText === 'function') {
-        return (decision.fromText as (text: string, url: string) => Promise<AdDecisionResult>).call(decision, b.vastXml, req.adServerUrl);
-      }
+      if (b?.vastXml && decision.fromText) return decision.fromText(b.vastXml, req.adServerUrl);
       if (b?.adTagUri) return decision.decide({ ...req, adServerUrl: b.adTagUri });
     }
     return decision.decide(req);

@@ -59,12 +59,13 @@ export function trackingOf(record: Pick<AvailRecord, 'ads' | 'tracking'>, adInde
 
 /**
  * The record as it is stored: its ads' tracking events moved into one packed string (left out when no ad has any,
- * as a slate-only break).
+ * as a slate-only break). A record whose `tracking` is packed already (by the decision thread, for its first ads in
+ * order: ads after them, slate, have none) keeps it.
  */
 export function packRecord(record: AvailRecord): AvailRecord {
-  const perAd = record.ads.map((a) => a.tracking ?? NO_TRACKING);
   const ads: PlannedAdRecord[] = record.ads.map(({ tracking: _t, ...rest }) => rest);
-  const { tracking: _old, ...rest } = record;
+  if (record.tracking !== undefined) return { ...record, ads };
+  const perAd = record.ads.map((a) => a.tracking ?? NO_TRACKING);
   const any = perAd.some((t) => EVENT_NAMES.some((name) => t[name].length > 0));
-  return any ? { ...rest, ads, tracking: packTracking(perAd) } : { ...rest, ads };
+  return any ? { ...record, ads, tracking: packTracking(perAd) } : { ...record, ads };
 }

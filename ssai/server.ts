@@ -278,6 +278,7 @@ export class SsaiServer {
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
     const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
     await this.sessions.save(session, layout);
+    this.deps.planner.expectDecisions();
     return { reply: playlist(text, true), session };
   }
 

@@ -16,7 +16,11 @@ export type LinearAd = { adId: string; creativeId: string; sequence?: number; du
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };
-export type AdDecisionResult = { ok: true; ads: LinearAd[] } | { ok: false; error: AdDecisionError };
+export type AdDecisionResult = {
+  ok: true; ads: LinearAd[];
+  /** every ad's trackingEvents packed in order (packed-tracking.ts), when a decision thread did it off the main thread */
+  packedTracking?: string;
+} | { ok: false; error: AdDecisionError };
 
 export type AdDecisionRequest = {
   /** the configuration's ad_server, with [variables] */
@@ -32,6 +36,10 @@ export type AdDecisionRequest = {
 /** The seam the proxy depends on (STYLE.md rule 7): tests and other ad servers plug in here. */
 export interface AdDecisionClient {
   decide(req: AdDecisionRequest): Promise<AdDecisionResult>;
+  /** reads a VAST or VMAP document already in hand (a VMAP break's inline VAST); `url` resolves its relative links */
+  fromText?(text: string, url: string): Promise<AdDecisionResult>;
+  /** a viewer arrived: decisions are coming (a client with a slow start, such as a thread, gets ready now) */
+  prepare?(): void;
 }
 
 export type VastDecisionOptions = {
@@ -199,8 +207,12 @@ export class VastDecisionClient implements AdDecisionClient {
   }
 
   async decide(req: AdDecisionRequest): Promise<AdDecisionResult> {
+    return this.decideUrl(fillAdServerUrl(req.adServerUrl, req, this.random));
+  }
+
+  /** The decision of an ad server URL already filled in (fillAdServerUrl). */
+  async decideUrl(url: string): Promise<AdDecisionResult> {
     const deadline = this.now() + this.budgetMs;
-    const url = fillAdServerUrl(req.adServerUrl, req, this.random);
     const root = await fetchText(url, deadline, this.now, this.maxBytes);
     if (!root.ok) return root;
     return this.fromText(root.text, url, deadline);

@@ -28,6 +28,7 @@ export const CONFIG_VARIABLES = [
   ['NOTIFY_HTTP_LOOPBACK', 'false', 'true lets webhook endpoints be http:// on a loopback address (tests, local receivers)'],
   ['NOTIFY_POLL_MS', '1000', 'how often the notification outbox is polled for due messages'],
   ['LINEAR_WINDOW_SEGMENTS', '15', 'segments per media playlist of a virtual channel (same on every instance)'],
+  ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists (0: on the main thread)'],
 ] as const;
 
 const rolesSchema = z
@@ -68,6 +69,7 @@ const envSchema = z.object({
   NOTIFY_HTTP_LOOPBACK: z.enum(['true', 'false']).default('false'),
   NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   LINEAR_WINDOW_SEGMENTS: z.coerce.number().int().min(3).max(1000).default(15),
+  SSAI_DECISION_THREADS: z.coerce.number().int().min(0).max(16).default(1),
 });
 
 export interface EngineConfig {
@@ -95,6 +97,7 @@ export interface EngineConfig {
   readonly notifyPollMs: number;
   readonly rtmpPort: number;
   readonly linearWindowSegments: number;
+  readonly ssaiDecisionThreads: number;
 }
 
 export class ConfigError extends Error {
@@ -143,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     notifyPollMs: value.NOTIFY_POLL_MS,
     rtmpPort: value.RTMP_PORT,
     linearWindowSegments: value.LINEAR_WINDOW_SEGMENTS,
+    ssaiDecisionThreads: value.SSAI_DECISION_THREADS,
   });
 }
 

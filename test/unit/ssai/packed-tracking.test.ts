@@ -44,6 +44,18 @@ describe('packed tracking', () => {
     expect(trackingOf(legacy, 1)).toEqual(events('b'));
   });
 
+  it('keeps a pack made by the decision thread for the first ads in order; the slate after them has no beacons', () => {
+    const decided = record();
+    decided.tracking = packTracking([events('a'), events('b')]);
+    const packed = packRecord(decided);
+    expect(packed.tracking).toBe(decided.tracking);
+    expect(packed.ads.every((a) => a.tracking === undefined)).toBe(true);
+    const stored = frozenCopy(packed) as AvailRecord;
+    expect(trackingOf(stored, 0)).toEqual(events('a'));
+    expect(trackingOf(stored, 1)).toEqual(events('b'));
+    expect(trackingOf(stored, 2)).toEqual(NO_TRACKING);
+  });
+
   it('gives no events for a packed string it cannot read', () => {
     expect(unpackTracking('not deflate')).toBeUndefined();
     expect(unpackTracking(Buffer.from('{"a":1}').toString('base64'))).toBeUndefined();

@@ -1,0 +1,88 @@
+// The decision threads (issue 19 point 4): the same answers as the in-process client, on a real worker thread, over
+// real HTTP to a real ad server; a lost thread fails its open decisions as an ad server failure and is replaced.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ThreadedDecisionClient } from '../../../ssai/decision-threads.js';
+import { unpackTracking } from '../../../ssai/packed-tracking.js';
+import { VastDecisionClient } from '../../../ssai/vast-decision.js';
+import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
+
+const inline = VECTORS_DIR ? readFileSync(`${vectorPath('vast-iab')}/4.0/Inline_Linear_Tag-test.xml`, 'utf8') : '';
+let server: Server;
+let base = '';
+const hits: string[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    // /hold never answers: a decision open while its thread is lost
+    if (req.url?.startsWith('/hold')) return;
+    res.writeHead(200, { 'content-type': 'application/xml' }).end(inline);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => { server.closeAllConnections(); server.close(); });
+
+const req = (path: string, sessionId = 's1') => ({ adServerUrl: `${base}${path}?sid=[session.id]`, sessionId, availIndex: 0, availDuration: 30 });
+
+describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
+  it('answers as the in-process client, the request made from the thread with the template filled', async () => {
+    const threaded = new ThreadedDecisionClient({ threads: 2 });
+    try {
+      threaded.prepare();
+      const [a, b] = await Promise.all([threaded.decide(req('/vast', 'viewer-a')), threaded.decide(req('/vast', 'viewer-b'))]);
+      const local = await new VastDecisionClient().decide(req('/vast', 'viewer-a'));
+      expect(local.ok).toBe(true);
+      // the same, and the ads' beacons packed on the thread
+      const withoutPack = (r: typeof a) => (r.ok ? { ok: r.ok, ads: r.ads } : r);
+      expect(withoutPack(a)).toEqual(local);
+      expect(withoutPack(b)).toEqual(local);
+      expect(a.ok && unpackTracking(a.packedTracking!)).toEqual(a.ok && a.ads.map((ad) => ad.trackingEvents));
+      expect(hits).toEqual(expect.arrayContaining(['/vast?sid=viewer-a', '/vast?sid=viewer-b']));
+      // a document in hand (a VMAP break's inline VAST) is read on the thread too
+      expect(withoutPack(await threaded.fromText(inline, `${base}/vmap`))).toEqual(local);
+    } finally {
+      await threaded.close();
+    }
+  });
+
+  it('fails the open decisions of a lost thread as an ad server failure, then decides on a new thread', async () => {
+    const threaded = new ThreadedDecisionClient({ threads: 1 });
+    try {
+      const open = threaded.decide(req('/hold'));
+      // the thread is lost while its request waits for the ad server
+      const thread = (threaded as unknown as { threads: Array<{ worker: { terminate(): Promise<number> } } | undefined> }).threads[0];
+      await waitFor(() => hits.some((h) => h.startsWith('/hold')));
+      await thread?.worker.terminate();
+      const failed = await open;
+      expect(failed.ok).toBe(false);
+      expect(!failed.ok && failed.error.reason).toBe('http');
+      expect(!failed.ok && failed.error.message).toMatch(/decision thread ended/);
+      const again = await threaded.decide(req('/vast', 'viewer-c'));
+      expect(again.ok).toBe(true);
+    } finally {
+      await threaded.close();
+    }
+    const after = await threaded.decide(req('/vast'));
+    expect(!after.ok && after.error.message).toMatch(/closed/);
+  });
+
+  it('ends a thread whose event loop is stuck: its decisions fail past the budget and a grace', async () => {
+    const threaded = new ThreadedDecisionClient({ threads: 1, entry: new URL('../../helpers/stuck-decision-thread.mjs', import.meta.url), decision: { budgetMs: 100 }, graceMs: 300 });
+    try {
+      const stuck = await threaded.decide(req('/vast'));
+      expect(stuck.ok).toBe(false);
+      expect(!stuck.ok && stuck.error.message).toMatch(/decision thread ended/);
+    } finally {
+      await threaded.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(condition()).toBe(true);
+}
