@@ -204,7 +204,10 @@ export class LiveChannel {
     this.built = built;
     this.activeInput = name;
     const pull = PULL_PROTOCOLS.has(built.front.protocol);
-    const source: EncoderSource = { name, args: () => built.front.encoderInputArgs(), probe: pull, listens: !pull && built.front.spawnEncoderOn === 'start' };
+    const source: EncoderSource = {
+      name, args: () => built.front.encoderInputArgs(), probe: pull, listens: !pull && built.front.spawnEncoderOn === 'start',
+      ...(built.front.drain ? { drain: () => built.front.drain!() } : {}),
+    };
     this.unsubscribeFront = built.front.subscribe((event) => {
       if (event.type === 'connected') this.supervisor?.inputConnected(source);
     });

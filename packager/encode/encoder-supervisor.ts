@@ -19,6 +19,8 @@ export interface EncoderSource {
    * accepted once it answers), so it waits for a sender instead of the slate, and the output pauses while none pushes.
    */
   listens?: boolean;
+  /** push inputs: the front hands over what its sender sent and ends the input, at a graceful stop (IngestFront.drain) */
+  drain?: () => Promise<void>;
 }
 
 export type SupervisorAlarm = 'INPUT_LOSS' | 'ENCODER_RESTARTED';
@@ -48,6 +50,9 @@ export interface SupervisorOptions {
 const STANDBY_HEADROOM_SEC = 3600;
 // asked to finish, the slate (generated picture and silence) closes its segment within milliseconds; killed after this
 const SLATE_FINISH_MS = 1500;
+// an encoder behind real time on a busy machine catches up on its drained input within this (measured: ≤ 1.5 s)
+const DRAIN_MS = 5000;
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15_000, 30_000];
 const backoff = (attempt: number): number => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
 
@@ -130,8 +135,16 @@ export class EncoderSupervisor {
     const standby = this.standby;
     this.standby = undefined;
     await standby?.kill();
-    if (graceful) await this.run?.finish();
-    else await this.run?.kill();
+    const run = this.run;
+    if (graceful && run?.kind === 'input' && this.source?.drain) {
+      // the sender's last seconds are still on their way (front, listener, the encoder's interleaving): read to the
+      // end of the input, the run ends by itself with them; one that does not in time is asked to finish
+      await Promise.race([this.source.drain().then(() => run.exited), delay(DRAIN_MS)]).catch((error: unknown) => {
+        this.options.logger.warn({ run: run.prefix, error: String(error) }, 'draining the input failed');
+      });
+    }
+    if (graceful) await run?.finish();
+    else await run?.kill();
     this.run = undefined;
   }
 

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../src/console.mount.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type TestEngine } from '../helpers/engine.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/hls-player.js';
@@ -103,4 +103,15 @@ export async function goTo(page: Page, label: string): Promise<void> {
   if (await toggle.isVisible()) await toggle.click();
   await nav.getByRole('link', { name: label, exact: true }).click();
   await page.getByRole('heading', { level: 1 }).first().waitFor();
+}
+
+/**
+ * How far a player's video has played, pressing play while it is paused: a first play() can come before the lazily
+ * loaded hls.js attached its source (it then rejects and the video stays paused), as a user's first click could.
+ */
+export async function playedSeconds(video: Locator): Promise<number> {
+  return video.evaluate((v: HTMLVideoElement) => {
+    if (v.paused) void v.play().catch(() => undefined);
+    return v.currentTime;
+  });
 }

@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { hasChromium } from '../helpers/hls-player.js';
 import { loopClip, tinyBlueprint } from '../e2e/live/live-helpers.js';
-import { ensureConsoleBuilt, goTo, launch, openConsole, screenshot, signIn } from './helpers.js';
+import { ensureConsoleBuilt, goTo, launch, openConsole, playedSeconds, screenshot, signIn } from './helpers.js';
 
 let engine: TestEngine;
 let browser: Browser | undefined;
@@ -61,13 +61,11 @@ describe.skipIf(!chromium)('live channels in the console', () => {
       const output = (await engine.api('GET', `/channels/${workflowId}`, { headers: auth })).body.outputs[0];
       const preview = page.getByLabel(`Preview of ${output.destinationId}`, { exact: true });
       expect(await preview.getAttribute('data-src')).toBe(output.url);
-      await preview.evaluate((v: HTMLVideoElement) => { void v.play().catch(() => undefined); });
-      await expect.poll(() => preview.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 45_000, message: 'the preview plays' }).toBeGreaterThan(2);
+      await expect.poll(() => playedSeconds(preview), { timeout: 45_000, message: 'the preview plays' }).toBeGreaterThan(2);
       expect(output.ssaiPlaybackUrl).toBe(`${engine.ctx.config.publicUrl}/v1/master/${adinsert}/${workflowId}/index.m3u8`);
       const withAds = page.getByLabel(`SSAI preview of ${output.destinationId}`, { exact: true });
       expect(await withAds.getAttribute('data-src')).toBe(output.ssaiPlaybackUrl);
-      await withAds.evaluate((v: HTMLVideoElement) => { void v.play().catch(() => undefined); });
-      await expect.poll(() => withAds.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 45_000, message: 'the SSAI preview plays' }).toBeGreaterThan(2);
+      await expect.poll(() => playedSeconds(withAds), { timeout: 45_000, message: 'the SSAI preview plays' }).toBeGreaterThan(2);
       expect(await page.getByRole('region', { name: 'Ingest endpoints' }).textContent()).not.toContain('No ingest endpoint');
 
       await page.getByRole('form', { name: 'Break now' }).getByLabel(/Break length/).fill('20');

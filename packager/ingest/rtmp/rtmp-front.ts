@@ -62,6 +62,12 @@ export async function openRtmpFront(options: RtmpFrontOptions): Promise<IngestFr
     subscribe: (listener) => events.subscribe(listener),
     isConnected: () => current !== undefined,
     stats: (): IngestStats => ({ bytesIn }),
+    drain: async () => {
+      // the relay has written every tag the sender sent: ending it lets the encoder read them, then its end
+      current = undefined;
+      relay.end();
+      hangUpCurrent?.('the channel stopped');
+    },
     close: async () => {
       if (closed) return;
       closed = true;

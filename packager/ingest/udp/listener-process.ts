@@ -109,23 +109,38 @@ export class ListenerProcess {
     }
   }
 
+  /**
+   * Asks the listener to end (SIGTERM: ffmpeg writes out the packets it holds) and keeps its output; resolves once that
+   * output has all been handed to onData, or after `graceMs` when it is then killed.
+   */
+  async finish(graceMs: number): Promise<void> {
+    const child = this.child;
+    const pid = child?.pid;
+    if (!child || pid === undefined) return this.exited;
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    signalGroup(pid, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+    await Promise.all([this.exited, closed]);
+    clearTimeout(timer);
+  }
+
   /** SIGTERM to the process group, SIGKILL after `graceMs` (0: SIGKILL at once); resolves when it is gone. */
   async kill(graceMs = 1_000): Promise<void> {
     const child = this.child;
     const pid = child?.pid;
     if (!child || pid === undefined) return this.exited;
     this.retired = child;
-    const signal = (name: NodeJS.Signals) => {
-      try {
-        process.kill(-pid, name);
-      } catch {
-        // gone already
-      }
-    };
-    if (graceMs <= 0) signal('SIGKILL');
-    else signal('SIGTERM');
-    const timer = setTimeout(() => signal('SIGKILL'), graceMs);
+    signalGroup(pid, graceMs <= 0 ? 'SIGKILL' : 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // gone already
   }
 }

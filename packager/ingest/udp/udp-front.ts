@@ -30,6 +30,9 @@ export const FEC_WAIT_MS = 500;
 /** A sender silent this long is reported gone (SRT and RIST send keepalives about every second even when idle). */
 export const UDP_IDLE_MS = 3_000;
 
+/** A draining listener writes out what it holds within milliseconds; one that does not is killed after this. */
+const LISTENER_FINISH_MS = 1_000;
+
 export interface UdpFrontOptions {
   protocol: UdpProtocol;
   /** address to bind the public port on */
@@ -201,6 +204,14 @@ export async function openUdpFront(options: UdpFrontOptions): Promise<UdpIngestF
       ...(loss ? { packetsLost: loss.lost } : {}),
       ...(fec ? { packetsRecovered: recoveredBefore + fec.recovered } : {}),
     }),
+    drain: async () => {
+      closing = true;
+      clearTimeout(restart);
+      // the listener first, while its sender still sends (blocked on a silent input it would not see the signal):
+      // it writes out what it holds, and its last bytes reach the encoder before the stream ends
+      await listener.finish(LISTENER_FINISH_MS);
+      stream.end();
+    },
     close: async () => {
       closing = true;
       clearTimeout(restart);
