@@ -57,6 +57,25 @@ export interface AvailRecord {
   contentOffsetSeconds?: number;
   /** the ads' tracking events, packed (ssai/packed-tracking.ts): read them with trackingOf(record, adIndex) */
   tracking?: string;
+  /** live: the break left the window for good; only what the numbering of later playlists needs is kept (retired()) */
+  retired?: true;
+}
+
+/**
+ * A live break long out of the window, as it is kept for the rest of the session (issue 19 point 4, memory per
+ * viewer): the numbering of every later playlist still counts its segments (its place, slots and creatives), but its
+ * beacons, ad ids, skips and error are gone with the players' need of them (every player has fetched its segments).
+ * What is left is mostly shared between viewers given the same creatives (the store keeps equal small values once).
+ */
+export function retired(record: AvailRecord): AvailRecord {
+  const kept: AvailRecord = {
+    id: record.id, index: record.index, startSegmentIndex: record.startSegmentIndex, endSegmentIndex: record.endSegmentIndex,
+    duration: record.duration, slotDuration: record.slotDuration,
+    ads: record.ads.map((a) => (a.slate ? { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey, slate: true } : { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey })),
+    skipped: [], decidedAt: 0, retired: true,
+  };
+  if (record.startPdtMs !== undefined) kept.startPdtMs = record.startPdtMs;
+  return kept;
 }
 
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;

@@ -2,7 +2,7 @@
 // the store once, the store staying the source of truth.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { keys, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
+import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
 import { ssaiError, type SsaiError } from './errors.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import type { SessionStore } from './session-store.js';
@@ -22,6 +22,8 @@ export class HotSessions {
   /** sessions and their decided avails, read from the store once per process (the store stays the source of truth) */
   private readonly hot: LRUCache<string, HotSession>;
   private readonly layouts = new LRUCache<string, Layout>({ max: 1000 });
+  /** records being retired by this process (a request that sees one again meanwhile leaves it) */
+  private readonly retiring = new WeakSet<AvailRecord>();
 
   constructor(private readonly store: SessionStore, private readonly sessionTtlMs: number) {
     this.hot = new LRUCache({ max: 100_000, ttl: sessionTtlMs });
@@ -68,6 +70,21 @@ export class HotSessions {
     const hot = await this.get(sid);
     if (!hot || hot.session.guid !== guid) return ssaiError('SESSION_NOT_FOUND');
     return hot;
+  }
+
+  /**
+   * Keeps a live break long out of the window in its retired form (ad-planner `retired`), in the store and in this
+   * process: a session then holds a few hundred bytes per past break instead of its beacons (issue 19 point 4). Every
+   * instance that sees the break gone does the same and stores the same value.
+   */
+  async retire(hot: HotSession, record: AvailRecord): Promise<void> {
+    if (record.retired || this.retiring.has(record)) return;
+    this.retiring.add(record);
+    const key = keys.avail(hot.session.id, record.id);
+    await this.store.set(key, retired(record), this.sessionTtlMs);
+    const kept = (await this.store.get<AvailRecord>(key)) ?? retired(record);
+    const at = hot.records.indexOf(record);
+    if (at >= 0) hot.records[at] = kept;
   }
 
   /** The session's decided avails as stored (another instance may have added some). */

@@ -75,7 +75,8 @@ export class SegmentRoutes {
       ? t + x.ads.reduce((d, a) => d + a.duration, 0) : t), 0);
     return json(200, {
       sessionId: sid,
-      avails: records.map((r) => {
+      // as the managed services do, the breaks of the live window and after: a retired one has no beacons left
+      avails: records.filter((r) => !r.retired).map((r) => {
         let offset = 0;
         const shift = insertedBefore(r);
         const startMs = r.startPdtMs === undefined ? undefined : r.startPdtMs + shift * 1000;

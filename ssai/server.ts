@@ -346,8 +346,12 @@ export class SsaiServer {
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
+    const windowStart = pl.segments[0];
     for (const record of records) {
       const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
+      if (!pl.endList && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
+        void this.sessions.retire(hot, record).catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired'));
+      }
       if (!placed) continue;
       avails.push(placed);
       signature += `|${placed.id},${placed.insert ? 'i' : ''}${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
@@ -420,6 +424,22 @@ export class SsaiServer {
       mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
     }
   }
+}
+
+/**
+ * Segments a live break stays whole after it left the window: a player that read the playlist just before still
+ * fetches its last ad segments (and fires their beacons) after the window moved on.
+ */
+const RETIRE_AFTER_SEGMENTS = 3;
+
+/** Whether a live break ended RETIRE_AFTER_SEGMENTS or more before this playlist's window (on this track). */
+function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: MediaPlaylist['segments'][number], target: number): boolean {
+  if (placed?.endSegmentIndex !== undefined) return placed.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
+  // a break without ads (a failed decision) stitches nothing: by its time where it has one, else its origin place
+  if (record.startPdtMs !== undefined && first.pdtMs !== undefined) {
+    return record.startPdtMs + (record.duration + RETIRE_AFTER_SEGMENTS * (record.slotDuration || target)) * 1000 <= first.pdtMs;
+  }
+  return record.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
 }
 
 function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {

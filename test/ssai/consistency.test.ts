@@ -55,13 +55,17 @@ describe('one session, the same ads', () => {
     expect(body.avails[0].ads[1].startOffsetSeconds).toBe(6);
   });
 
-  it('keeps sequences monotonic and conformant over 20 reloads of a moving live window', async () => {
+  it('keeps sequences monotonic and conformant over 40 reloads of a moving live window, as past breaks retire', async () => {
     h.origin.position = (CLIP_SEGMENTS + 1) * SEGMENT_SECONDS * 2;
     const master = await h.get(`/v1/master/${guid}/live/master.m3u8`);
     const urls = variantUrls(master.text);
+    const sid = urls[0]!.split('/')[4];
     const previous = new Map<string, string>();
+    const decisionsBefore = h.vast.requests.length;
     let stitched = 0;
-    for (let reload = 0; reload < 20; reload++) {
+    // 40 segments: four breaks, the first three leave the window and retire (kept as numbering only) on the way; the
+    // checker compares each reload with the one before, so a retirement that moved any number would show
+    for (let reload = 0; reload < 40; reload++) {
       for (const u of urls) {
         const { text, status } = await h.get(u);
         expect(status).toBe(200);
@@ -72,7 +76,14 @@ describe('one session, the same ads', () => {
       }
       h.origin.advance(SEGMENT_SECONDS);
     }
-    expect(stitched).toBeGreaterThan(20);
+    expect(stitched).toBeGreaterThan(40);
+    // one decision per break, none again once retired; the tracking JSON lists only the breaks not retired
+    const decided = h.vast.requests.length - decisionsBefore;
+    expect(decided).toBeGreaterThanOrEqual(4);
+    const tracking = JSON.parse((await h.get(`/v1/tracking/${guid}/${sid}`)).text) as { avails: Array<{ ads: Array<{ adId: string }> }> };
+    expect(tracking.avails.length).toBeGreaterThanOrEqual(1);
+    expect(tracking.avails.length).toBeLessThan(decided);
+    for (const avail of tracking.avails) expect(avail.ads.every((ad) => ad.adId.startsWith('ad-'))).toBe(true);
   });
 
   it('two engines on one Redis give one session the same ads', async (ctx) => {
