@@ -95,11 +95,14 @@ export class HotSessions {
       const r = await this.store.get<AvailRecord>(keys.avail(sid, id));
       if (r) out.push(r);
     }
-    return out;
+    return out.slice(); // exact length: a pushed-to array keeps room for 17 (~150 B per viewer, issue 19 point 4)
   }
 }
 
 /** Adds decisions not yet in the session's cached list (by id; a decision never changes once made). */
 export function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
-  for (const r of records) if (!hot.records.some((x) => x.id === r.id)) hot.records.push(r);
+  const added = records.filter((r, i) => !hot.records.some((x) => x.id === r.id) && records.findIndex((x) => x.id === r.id) === i);
+  // a new array of exact length rather than push(): V8 grows a pushed-to array to room for 17 (measured ~150 B per
+  // viewer); a few decisions per session make this rare
+  if (added.length) hot.records = hot.records.concat(added);
 }

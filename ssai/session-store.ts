@@ -140,7 +140,8 @@ export class MemorySessionStore implements SessionStore {
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {
     const l = this.lists.get(key);
-    if (l) l.push(freshKey(value));
+    // replaced, not pushed to: an array of exact length (a pushed-to one keeps room for 17, ~150 B per session)
+    if (l) this.lists.set(key, [...l, freshKey(value)], { ttl: ttlMs });
     else this.lists.set(freshKey(key), [freshKey(value)], { ttl: ttlMs });
   }
 
