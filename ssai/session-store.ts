@@ -100,11 +100,59 @@ const fromEntry = (e: Entry | undefined): unknown => (e === NULL_VALUE ? null : 
 const SHORT_TTL_MS = 60_000;
 
 /**
+ * The kinds of key that belong to one viewer session (`<kind>:<session id>[:<rest>]`, ad-planner `keys` and the beacon
+ * marks): the memory store keeps them together, one LRU entry per session instead of one per key.
+ */
+const SESSION_KINDS = new Set(['session', 'avails', 'avail', 'obs', 'vmap', 'beacon']);
+
+/** A session's values: [member, value, member, value, …], replaced (exact length) on every write. */
+type Group = ReadonlyArray<string | Entry>;
+/** A list's member name starts with this (lists and values are apart, as in Redis) */
+const LIST_MEMBER = '\u0000';
+
+/** The session a key belongs to and its name within the session, or undefined for a key of no session. */
+function sessionKeyParts(key: string): { sid: string; member: string } | undefined {
+  const colon = key.indexOf(':');
+  if (colon <= 0 || !SESSION_KINDS.has(key.slice(0, colon))) return undefined;
+  const next = key.indexOf(':', colon + 1);
+  const sid = next < 0 ? key.slice(colon + 1) : key.slice(colon + 1, next);
+  if (!sid) return undefined;
+  // the member name ("avail:dr-12", "beacon:dr-12:0:start") is the same in every session: held once
+  return { sid, member: internAlways(next < 0 ? key.slice(0, colon) : key.slice(0, colon) + key.slice(next)) };
+}
+
+function internAlways(s: string): string {
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (interned.size >= INTERN_MAX) interned.clear();
+  const own = freshKey(s);
+  interned.set(own, own);
+  return own;
+}
+
+function memberOf(group: Group | undefined, member: string): Entry | undefined {
+  if (!group) return undefined;
+  for (let i = 0; i < group.length; i += 2) if (group[i] === member) return group[i + 1] as Entry;
+  return undefined;
+}
+
+function withMember(group: Group | undefined, member: string, value: Entry | undefined): Group {
+  const rest: Array<string | Entry> = [];
+  for (let i = 0; group && i < group.length; i += 2) if (group[i] !== member) rest.push(group[i]!, group[i + 1]!);
+  if (value !== undefined) rest.push(member, value);
+  return rest.slice(); // exact length
+}
+
+/**
  * Values are kept as frozen deep copies (read-only for callers: a mutation throws in strict mode): no JSON parse per
  * read on the hot path, and strings repeated across sessions are held once.
+ * A viewer session's keys (SESSION_KINDS) live in one entry per session (issue 19 point 4: an entry per key cost its key
+ * string and LRU slots, ~110 B for each decided break and each beacon mark); the entry lives as long as its
+ * longest-lived key. Keys of a short TTL (decision locks) and of no session have their own entries.
  */
 export class MemorySessionStore implements SessionStore {
   private readonly lru: LRUCache<string, Entry>;
+  private readonly groups: LRUCache<string, Group>;
   /** entries of a short TTL (decision locks): purged when they expire rather than when evicted */
   private readonly shortLived = new LRUCache<string, Entry>({ max: 100_000, ttl: SHORT_TTL_MS, ttlAutopurge: true });
   private readonly lists: LRUCache<string, string[]>;
@@ -112,33 +160,68 @@ export class MemorySessionStore implements SessionStore {
   constructor(opts: { max?: number; defaultTtlMs?: number } = {}) {
     const max = opts.max ?? 200_000;
     this.lru = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
+    this.groups = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
     this.lists = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
   }
 
-  async get<T>(key: string): Promise<T | undefined> {
-    return fromEntry(this.lru.get(key) ?? this.shortLived.get(key)) as T | undefined;
+  private read(key: string): Entry | undefined {
+    const parts = sessionKeyParts(key);
+    const grouped = parts ? memberOf(this.groups.get(parts.sid), parts.member) : this.lru.get(key);
+    return grouped ?? this.shortLived.get(key);
   }
 
-  private cacheFor(ttlMs: number): LRUCache<string, Entry> {
-    return ttlMs <= SHORT_TTL_MS ? this.shortLived : this.lru;
+  /** Writes (or with undefined removes) a long-lived value. */
+  private write(key: string, entry: Entry | undefined, ttlMs: number): void {
+    const parts = sessionKeyParts(key);
+    if (parts) this.writeMember(parts, entry, ttlMs);
+    else if (entry === undefined) this.lru.delete(key);
+    else this.lru.set(freshKey(key), entry, { ttl: ttlMs });
+  }
+
+  /** A session's member; its entry keeps the longer of its TTLs. */
+  private writeMember(parts: { sid: string; member: string }, entry: Entry | undefined, ttlMs: number): void {
+    const group = this.groups.get(parts.sid);
+    if (!group && entry === undefined) return;
+    const ttl = Math.max(ttlMs, group ? this.groups.getRemainingTTL(parts.sid) : 0);
+    this.groups.set(group ? parts.sid : freshKey(parts.sid), withMember(group, parts.member, entry), { ttl });
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    return fromEntry(this.read(key)) as T | undefined;
   }
 
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {
-    const target = this.cacheFor(ttlMs);
-    (target === this.lru ? this.shortLived : this.lru).delete(key);
     // (undefined, as JSON gives nothing, is not stored: the key reads as absent, as in Redis)
-    if (value === undefined) target.delete(key);
-    else target.set(freshKey(key), toEntry(value), { ttl: ttlMs });
+    const entry = value === undefined ? undefined : toEntry(value);
+    if (ttlMs <= SHORT_TTL_MS) {
+      this.write(key, undefined, ttlMs);
+      if (entry === undefined) this.shortLived.delete(key);
+      else this.shortLived.set(freshKey(key), entry, { ttl: ttlMs });
+    } else {
+      this.shortLived.delete(key);
+      this.write(key, entry, ttlMs);
+    }
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }> {
-    const e = this.lru.get(key) ?? this.shortLived.get(key);
+    const e = this.read(key);
     if (e !== undefined) return { value: fromEntry(e) as T, created: false };
-    if (value !== undefined) this.cacheFor(ttlMs).set(freshKey(key), toEntry(value), { ttl: ttlMs });
+    if (value !== undefined) {
+      if (ttlMs <= SHORT_TTL_MS) this.shortLived.set(freshKey(key), toEntry(value), { ttl: ttlMs });
+      else this.write(key, toEntry(value), ttlMs);
+    }
     return { value, created: true };
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {
+    const parts = sessionKeyParts(key);
+    if (parts) {
+      const list = { sid: parts.sid, member: internAlways(LIST_MEMBER + parts.member) };
+      const l = memberOf(this.groups.get(list.sid), list.member) as readonly string[] | undefined;
+      // the list's items (avail ids) are the same in every session: held once
+      this.writeMember(list, Object.freeze([...(l ?? []), internAlways(value)]), ttlMs);
+      return;
+    }
     const l = this.lists.get(key);
     // replaced, not pushed to: an array of exact length (a pushed-to one keeps room for 17, ~150 B per session)
     if (l) this.lists.set(key, [...l, freshKey(value)], { ttl: ttlMs });
@@ -146,16 +229,19 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async list(key: string): Promise<string[]> {
+    const parts = sessionKeyParts(key);
+    if (parts) return [...((memberOf(this.groups.get(parts.sid), LIST_MEMBER + parts.member) as readonly string[] | undefined) ?? [])];
     return [...(this.lists.get(key) ?? [])];
   }
 
-  /** rough bytes held, for bench/ssai's memory per session */
+  /** entries held (a session's keys count once) */
   get size(): number {
-    return this.lru.size + this.shortLived.size + this.lists.size;
+    return this.lru.size + this.groups.size + this.shortLived.size + this.lists.size;
   }
 
   async close(): Promise<void> {
     this.lru.clear();
+    this.groups.clear();
     this.shortLived.clear();
     this.lists.clear();
   }

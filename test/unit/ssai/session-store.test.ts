@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { keys } from '../../../ssai/ad-planner.js';
 import { MemorySessionStore } from '../../../ssai/session-store.js';
 
 describe('memory session store values', () => {
@@ -14,6 +15,50 @@ describe('memory session store values', () => {
     expect(await store.setIfAbsent('null', 5, 600_000)).toEqual({ value: null, created: false });
     expect(await store.setIfAbsent('lock', 0, 1000)).toEqual({ value: 0, created: true });
     expect((await store.setIfAbsent('lock', 1, 1000)).value).toBe(0);
+    await store.close();
+  });
+});
+
+describe('memory session store: a session\'s keys in one entry', () => {
+  const sid = '0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f';
+  const other = 'e1f2a3b4-0000-4d2b-9c6e-1a2b3c4d5e6f';
+
+  it('reads, replaces and removes each key of a session on its own, lists apart from values, one entry per session', async () => {
+    const store = new MemorySessionStore();
+    await store.set(keys.session(sid), { id: sid }, 600_000);
+    await store.set(keys.avail(sid, 'dr-1'), { id: 'dr-1', n: 1 }, 600_000);
+    await store.set(keys.avail(sid, 'dr-2'), { id: 'dr-2' }, 600_000);
+    await store.set(keys.avail(other, 'dr-1'), { id: 'dr-1', n: 2 }, 600_000);
+    await store.push(keys.availList(sid), 'dr-1', 600_000);
+    await store.push(keys.availList(sid), 'dr-2', 600_000);
+    await store.push(keys.availList(sid), 'dr-1', 600_000);
+    expect(await store.get(keys.session(sid))).toEqual({ id: sid });
+    expect(await store.get(keys.avail(sid, 'dr-1'))).toEqual({ id: 'dr-1', n: 1 });
+    expect(await store.get(keys.avail(other, 'dr-1'))).toEqual({ id: 'dr-1', n: 2 });
+    expect(await store.list(keys.availList(sid))).toEqual(['dr-1', 'dr-2', 'dr-1']);
+    expect(await store.get(keys.availList(sid))).toBeUndefined(); // a list is not a value, as in Redis
+    expect(await store.list(keys.availList(other))).toEqual([]);
+    await store.set(keys.avail(sid, 'dr-1'), { id: 'dr-1', n: 3 }, 600_000);
+    expect(await store.get(keys.avail(sid, 'dr-1'))).toEqual({ id: 'dr-1', n: 3 });
+    await store.set(keys.avail(sid, 'dr-2'), undefined, 600_000);
+    expect(await store.get(keys.avail(sid, 'dr-2'))).toBeUndefined();
+    expect(await store.setIfAbsent(keys.avail(sid, 'dr-1'), { id: 'x' }, 600_000)).toEqual({ value: { id: 'dr-1', n: 3 }, created: false });
+    expect((await store.setIfAbsent(`beacon:${sid}:dr-1:0:start`, 1, 600_000)).created).toBe(true);
+    expect((await store.setIfAbsent(`beacon:${sid}:dr-1:0:start`, 1, 600_000)).created).toBe(false);
+    // a short-lived key of a session (a decision lock) is kept apart and expires on its own
+    expect((await store.setIfAbsent(keys.lock(sid, 'dr-3'), 1, 5000)).created).toBe(true);
+    expect((await store.setIfAbsent(keys.lock(sid, 'dr-3'), 1, 5000)).created).toBe(false);
+    // two sessions, a lock: three entries, however many keys each session has
+    expect(store.size).toBe(3);
+    await store.close();
+  });
+
+  it('keeps a session while its longest-lived key lives', async () => {
+    const store = new MemorySessionStore();
+    await store.set(keys.session(sid), { id: sid }, 120_000);
+    await store.set(keys.avail(sid, 'dr-1'), { id: 'dr-1' }, 61_000);
+    const lru = (store as unknown as { groups: { getRemainingTTL(k: string): number } }).groups;
+    expect(lru.getRemainingTTL(sid)).toBeGreaterThan(100_000);
     await store.close();
   });
 });
