@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
 import { ssaiError, type SsaiError } from './errors.js';
 import type { VariantEntry } from './manifest-rewriter.js';
-import type { SessionStore } from './session-store.js';
+import { exactArray, type SessionStore } from './session-store.js';
 
 /**
  * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
@@ -95,14 +95,13 @@ export class HotSessions {
       const r = await this.store.get<AvailRecord>(keys.avail(sid, id));
       if (r) out.push(r);
     }
-    return out.slice(); // exact length: a pushed-to array keeps room for 17 (~150 B per viewer, issue 19 point 4)
+    return exactArray(out); // a pushed-to array keeps room for 17 more (~150 B per viewer, issue 19 point 4)
   }
 }
 
 /** Adds decisions not yet in the session's cached list (by id; a decision never changes once made). */
 export function mergeRecords(hot: HotSession, records: AvailRecord[]): void {
   const added = records.filter((r, i) => !hot.records.some((x) => x.id === r.id) && records.findIndex((x) => x.id === r.id) === i);
-  // a new array of exact length rather than push(): V8 grows a pushed-to array to room for 17 (measured ~150 B per
-  // viewer); a few decisions per session make this rare
-  if (added.length) hot.records = hot.records.concat(added);
+  // a new array of exact length rather than push() (room for 17 more, ~150 B per viewer); a few decisions per session
+  if (added.length) hot.records = exactArray([...hot.records, ...added]);
 }
