@@ -43,26 +43,37 @@ function chartOf(stat: { statistic: string; items: Period[] }, byRegion: boolean
   };
 }
 
+/** The date after `date` (YYYY-MM-DD, UTC). */
+const nextDay = (date: string): string => {
+  const t = Date.parse(date);
+  return Number.isNaN(t) ? date : new Date(t + 86_400_000).toISOString().slice(0, 10);
+};
+
 export function StatisticsPage() {
   const regions = useLoad(() => api<{ items: Region[] }>('GET', '/regions'), []);
-  const [form, setForm] = useState({ startDate: day(-30), endDate: day(0), startHour: '0', endHour: '23', granularity: 'DAILY', region: '', byRegion: false });
+  const [form, setForm] = useState({ startDate: day(-30), endDate: day(0), startHour: '0', endHour: '24', granularity: 'DAILY', region: '', byRegion: false });
   const [chosen, setChosen] = useState<string[]>(['RUNNING', 'START_FAILED', 'DONE']);
   const hourly = form.granularity === 'HOURLY';
+  // The endpoint's endHour is exclusive and at most 23 (spec 4.2.10): "to hour 24", the end of the To day (the form's
+  // default, so today's last hour is counted too), is asked as hour 0 of the next day.
+  const endOfDay = hourly && form.endHour === '24';
+  const requestEndDate = endOfDay ? nextDay(form.endDate) : form.endDate;
   const path = `/channels/statistics${query({
     startDate: form.startDate,
-    endDate: form.endDate,
+    endDate: requestEndDate,
     granularity: form.granularity,
     statistics: chosen.join(','),
     region: form.region,
     groupBy: form.byRegion ? 'REGION' : undefined,
     startHour: hourly ? form.startHour : undefined,
-    endHour: hourly ? form.endHour : undefined,
+    endHour: hourly ? (endOfDay ? '0' : form.endHour) : undefined,
   })}`;
   // The endpoint's limits (spec 4.2.10) checked here first, so an impossible choice says why instead of asking.
   const days = (Date.parse(form.endDate) - Date.parse(form.startDate)) / 86_400_000;
+  const hours = (Date.parse(requestEndDate) - Date.parse(form.startDate)) / 3_600_000 + Number(endOfDay ? 0 : form.endHour) - Number(form.startHour);
   const problem = Number.isNaN(days) ? 'Choose both dates.'
     : days < 0 ? 'The start date is after the end date.'
-      : hourly && days > 14 ? 'Hourly statistics cover at most 14 days.'
+      : hourly && hours > 14 * 24 ? 'Hourly statistics cover at most 14 days.'
         : !hourly && days > 366 ? 'Statistics cover at most a year.'
           : chosen.length === 0 ? 'Choose at least one statistic.' : null;
   const stats = useLoad(() => (problem ? Promise.resolve({ items: [] }) : api<StatisticsAnswer>('GET', path)), [path, problem]);
@@ -78,7 +89,7 @@ export function StatisticsPage() {
           <select name="granularity" value={form.granularity} onChange={(e) => {
             const granularity = e.currentTarget.value;
             // Hourly covers at most 14 days: a longer range shrinks to the last day of it.
-            const tooLong = granularity === 'HOURLY' && Date.parse(form.endDate) - Date.parse(form.startDate) > 14 * 86_400_000;
+            const tooLong = granularity === 'HOURLY' && Date.parse(form.endDate) - Date.parse(form.startDate) >= 14 * 86_400_000;
             setForm({ ...form, granularity, ...(tooLong ? { startDate: new Date(Date.parse(form.endDate) - 86_400_000).toISOString().slice(0, 10) } : {}) });
           }}>
             {GRANULARITIES.map((g) => <option key={g} value={g}>{g.toLowerCase()}</option>)}
@@ -87,7 +98,7 @@ export function StatisticsPage() {
         {hourly ? (
           <>
             <Field label="From hour"><input type="number" min={0} max={23} name="startHour" value={form.startHour} onInput={set('startHour')} /></Field>
-            <Field label="To hour (exclusive)"><input type="number" min={0} max={23} name="endHour" value={form.endHour} onInput={set('endHour')} /></Field>
+            <Field label="To hour (exclusive; 24: the whole day)"><input type="number" min={0} max={24} name="endHour" value={form.endHour} onInput={set('endHour')} /></Field>
           </>
         ) : null}
         <Field label="Region">
