@@ -113,10 +113,12 @@ export class HotSessions {
     if (record.retired || this.retiring.has(record)) return;
     this.retiring.add(record);
     const key = keys.avail(hot.session.id, record.id);
-    await this.store.set(key, retired(record), this.sessionTtlMs);
-    const kept = (await this.store.get<AvailRecord>(key)) ?? retired(record);
+    const kept = retired(record);
+    await this.store.set(key, kept, this.sessionTtlMs);
+    // the stored copy: its parts are shared with the other sessions'
+    const stored = (await this.store.get<AvailRecord>(key)) ?? kept;
     const at = hot.records.indexOf(record);
-    if (at >= 0) hot.records[at] = kept;
+    if (at >= 0) hot.records[at] = stored;
   }
 
   /** The session's decided avails as stored (another instance may have added some). */

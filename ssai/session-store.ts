@@ -22,12 +22,17 @@ export interface SessionStore {
 const INTERN_MAX = 20_000;
 const interned = new Map<string, string>();
 function intern(s: string): string {
-  if (s.length < 8 || s.length > 2048) return s;
+  return s.length < 8 || s.length > 2048 ? s : internAlways(s, false);
+}
+
+/** The table's copy of `s`, added when absent: a flat copy when `copy` (a name sliced from a longer key). */
+function internAlways(s: string, copy = true): string {
   const hit = interned.get(s);
   if (hit !== undefined) return hit;
   if (interned.size >= INTERN_MAX) interned.clear();
-  interned.set(s, s);
-  return s;
+  const own = copy ? freshKey(s) : s;
+  interned.set(own, own);
+  return own;
 }
 
 /**
@@ -119,15 +124,6 @@ function sessionKeyParts(key: string): { sid: string; member: string } | undefin
   if (!sid) return undefined;
   // the member name ("avail:dr-12", "beacon:dr-12:0:start") is the same in every session: held once
   return { sid, member: internAlways(next < 0 ? key.slice(0, colon) : key.slice(0, colon) + key.slice(next)) };
-}
-
-function internAlways(s: string): string {
-  const hit = interned.get(s);
-  if (hit !== undefined) return hit;
-  if (interned.size >= INTERN_MAX) interned.clear();
-  const own = freshKey(s);
-  interned.set(own, own);
-  return own;
 }
 
 function memberOf(group: Group | undefined, member: string): Entry | undefined {

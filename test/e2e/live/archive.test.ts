@@ -34,14 +34,7 @@ describe('channel archives', () => {
   afterAll(async () => engine?.close());
 
   it('merges what ran into one MP4 of the run time (± 1 s) at the last step of stopping, also a VOD with status archive', { timeout: 120_000 }, async () => {
-    const blueprint = tinyBlueprint('mp4-loop-test');
-    blueprint.createArchives = true;
-    const id = await createWorkflow(engine, auth, blueprint, 'Archived');
-    const running = await startAndSettle(engine, auth, id);
-    expect(running).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
-    const media = HLS.parse(await (await fetch(running.outputs[0].url.replace('index.m3u8', 'index_720p.m3u8'))).text());
-    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
-    const firstFrameAt = media.segments[0]!.programDateTime!.getTime();
+    const { id, firstFrameAt } = await startArchived(tinyBlueprint('mp4-loop-test'), 'Archived');
     await sleep(9000);
 
     const stopAt = Date.now();
@@ -103,6 +96,17 @@ describe('channel archives', () => {
     expect(await probeVideoSize(archiveUrl)).toBe('160x90');
   });
 
+  /** Starts the blueprint with archives on: RUNNING and RECORDING; its top rendition and the time of its first frame. */
+  async function startArchived(blueprint: ReturnType<typeof tinyBlueprint>, name: string) {
+    blueprint.createArchives = true;
+    const id = await createWorkflow(engine, auth, blueprint, name);
+    const running = await startAndSettle(engine, auth, id);
+    expect(running).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
+    const media = HLS.parse(await (await fetch(running.outputs[0].url.replace('index.m3u8', 'index_720p.m3u8'))).text());
+    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
+    return { id, media, firstFrameAt: media.segments[0]!.programDateTime!.getTime() };
+  }
+
   /** Stops the channel: DONE, its archive downloadable, the run's length (± 1 s) from its first frame, decoding clean. */
   async function stopWithArchive(id: string, firstFrameAt: number): Promise<string> {
     const stopAt = Date.now();
@@ -124,14 +128,8 @@ describe('channel archives', () => {
         }
       }
     });
-    blueprint.createArchives = true;
-    const id = await createWorkflow(engine, auth, blueprint, 'Archived fMP4');
-    const running = await startAndSettle(engine, auth, id);
-    expect(running).toMatchObject({ channelStatus: 'RUNNING', archive: { status: 'RECORDING', url: null } });
-    const media = HLS.parse(await (await fetch(running.outputs[0].url.replace('index.m3u8', 'index_720p.m3u8'))).text());
-    if (media.isMasterPlaylist) throw new Error('expected a media playlist');
+    const { id, media, firstFrameAt } = await startArchived(blueprint, 'Archived fMP4');
     expect(media.segments[0]).toMatchObject({ uri: expect.stringMatching(/\.m4s$/), map: { uri: expect.stringMatching(/init\.mp4$/) } });
-    const firstFrameAt = media.segments[0]!.programDateTime!.getTime();
     await sleep(7000);
 
     await stopWithArchive(id, firstFrameAt);
