@@ -6,6 +6,7 @@ import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from '
 import { ssaiError, type SsaiError } from './errors.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import { exactArray, type SessionStore } from './session-store.js';
+import { growingLru } from './growing-lru.js';
 
 /**
  * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
@@ -63,7 +64,7 @@ export class HotSessions {
   private readonly retiring = new WeakSet<AvailRecord>();
 
   constructor(private readonly store: SessionStore, private readonly sessionTtlMs: number) {
-    this.hot = new LRUCache({ max: 100_000, ttl: sessionTtlMs });
+    this.hot = growingLru(100_000, { ttl: sessionTtlMs });
   }
 
   /** Stores a new session and its layout, then caches it from the stored copies. */
@@ -109,8 +110,8 @@ export class HotSessions {
    * process: a session then holds a few hundred bytes per past break instead of its beacons (issue 19 point 4). Every
    * instance that sees the break gone does the same and stores the same value.
    */
-  async retire(hot: HotSession, record: AvailRecord): Promise<void> {
-    if (record.retired || this.retiring.has(record)) return;
+  async retire(hot: HotSession, record: AvailRecord): Promise<boolean> {
+    if (record.retired || this.retiring.has(record)) return false;
     this.retiring.add(record);
     const key = keys.avail(hot.session.id, record.id);
     const kept = retired(record);
@@ -119,6 +120,7 @@ export class HotSessions {
     const stored = (await this.store.get<AvailRecord>(key)) ?? kept;
     const at = hot.records.indexOf(record);
     if (at >= 0) hot.records[at] = stored;
+    return true;
   }
 
   /** The session's decided avails as stored (another instance may have added some). */

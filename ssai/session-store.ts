@@ -2,6 +2,7 @@
 // Redis when REDIS_URL is set, so any number of ssai instances give one viewer the same ads (DESIGN.md "Processes").
 import { LRUCache } from 'lru-cache';
 import { Redis } from 'ioredis';
+import { growingLru } from './growing-lru.js';
 
 export interface SessionStore {
   /** the value stored under key; treat it as read-only (the memory store hands out frozen shared copies) */
@@ -160,14 +161,14 @@ export class MemorySessionStore implements SessionStore {
   private readonly lru: LRUCache<string, Entry>;
   private readonly groups: LRUCache<string, Group>;
   /** entries of a short TTL (decision locks): purged when they expire rather than when evicted */
-  private readonly shortLived = new LRUCache<string, Entry>({ max: 100_000, ttl: SHORT_TTL_MS, ttlAutopurge: true });
+  private readonly shortLived = growingLru<string, Entry>(100_000, { ttl: SHORT_TTL_MS, ttlAutopurge: true });
   private readonly lists: LRUCache<string, string[]>;
 
   constructor(opts: { max?: number; defaultTtlMs?: number } = {}) {
     const max = opts.max ?? 200_000;
-    this.lru = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
-    this.groups = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
-    this.lists = new LRUCache({ max, ttl: opts.defaultTtlMs ?? 3_600_000 });
+    this.lru = growingLru(max, { ttl: opts.defaultTtlMs ?? 3_600_000 });
+    this.groups = growingLru(max, { ttl: opts.defaultTtlMs ?? 3_600_000 });
+    this.lists = growingLru(max, { ttl: opts.defaultTtlMs ?? 3_600_000 });
   }
 
   private read(key: string): Entry | undefined {
