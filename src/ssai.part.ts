@@ -74,7 +74,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       const beacons = new BeaconSender(sessions, { timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }) });
       // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.
       const threads = ctx.config.ssaiDecisionThreads;
-      const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads });
+      const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads, nice: ctx.config.ssaiDecisionNice });
       const planner = new AdPlanner({
         decision: options.decision ?? threaded ?? new VastDecisionClient(),
         store: sessions,

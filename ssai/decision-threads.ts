@@ -45,6 +45,8 @@ export class ThreadedDecisionClient implements AdDecisionClient {
     entry?: URL;
     /** see GRACE_MS */
     graceMs?: number;
+    /** how much nicer than the process the threads run (Linux): decisions take the cores the playlists leave (decision-thread-body.ts) */
+    nice?: number;
   }) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError('a threaded decision client needs at least one thread');
     this.threads = new Array<Thread | undefined>(options.threads).fill(undefined);
@@ -104,7 +106,7 @@ export class ThreadedDecisionClient implements AdDecisionClient {
   private spawn(slot: number): Thread {
     // A young generation larger than a worker's default: a decision's garbage (the VAST text, its parse) dies young
     // instead of being promoted and collected by a full mark-compact every ~100 ms (seen with --trace-gc).
-    const worker = new Worker(this.options.entry ?? ENTRY, { workerData: this.options.decision ?? {}, resourceLimits: { maxYoungGenerationSizeMb: 48 } });
+    const worker = new Worker(this.options.entry ?? ENTRY, { workerData: { ...this.options.decision, nice: this.options.nice ?? 0 }, resourceLimits: { maxYoungGenerationSizeMb: 48 } });
     // A thread must not keep the process alive: the engine's close (or its end) terminates it.
     worker.unref();
     const thread: Thread = { worker, open: new Map(), send: batchedSender((batch) => worker.postMessage(batch)) };

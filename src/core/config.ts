@@ -29,6 +29,7 @@ export const CONFIG_VARIABLES = [
   ['NOTIFY_POLL_MS', '1000', 'how often the notification outbox is polled for due messages'],
   ['LINEAR_WINDOW_SEGMENTS', '15', 'segments per media playlist of a virtual channel (same on every instance)'],
   ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists (0: on the main thread)'],
+  ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision threads run than the process: they take the cores the playlists leave'],
 ] as const;
 
 const rolesSchema = z
@@ -70,6 +71,7 @@ const envSchema = z.object({
   NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   LINEAR_WINDOW_SEGMENTS: z.coerce.number().int().min(3).max(1000).default(15),
   SSAI_DECISION_THREADS: z.coerce.number().int().min(0).max(16).default(1),
+  SSAI_DECISION_NICE: z.coerce.number().int().min(0).max(19).default(10),
 });
 
 export interface EngineConfig {
@@ -98,6 +100,7 @@ export interface EngineConfig {
   readonly rtmpPort: number;
   readonly linearWindowSegments: number;
   readonly ssaiDecisionThreads: number;
+  readonly ssaiDecisionNice: number;
 }
 
 export class ConfigError extends Error {
@@ -147,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rtmpPort: value.RTMP_PORT,
     linearWindowSegments: value.LINEAR_WINDOW_SEGMENTS,
     ssaiDecisionThreads: value.SSAI_DECISION_THREADS,
+    ssaiDecisionNice: value.SSAI_DECISION_NICE,
   });
 }
 

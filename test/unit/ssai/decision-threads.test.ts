@@ -1,6 +1,6 @@
 // The decision threads (issue 19 point 4): the same answers as the in-process client, on a real worker thread, over
 // real HTTP to a real ad server; a lost thread fails its open decisions as an ad server failure and is replaced.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,20 @@ describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
       expect(hits).toEqual(expect.arrayContaining(['/vast?sid=viewer-a', '/vast?sid=viewer-b']));
       // a document in hand (a VMAP break's inline VAST) is read on the thread too
       expect(withoutPack(await threaded.fromText(inline, `${base}/vmap`))).toEqual(local);
+    } finally {
+      await threaded.close();
+    }
+  });
+
+  it.skipIf(!existsSync('/proc/thread-self'))('runs its threads at the niceness it is given, behind the playlists\' thread (Linux)', async () => {
+    // the nice field (19th) of each task of this process's /proc stat
+    const niceOfTasks = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    const mine = niceOfTasks()[0];
+    const threaded = new ThreadedDecisionClient({ threads: 1, nice: 7 });
+    try {
+      expect((await threaded.decide(req('/vast', 'viewer-n'))).ok).toBe(true);
+      expect(niceOfTasks().filter((n) => n === (mine ?? 0) + 7)).toHaveLength(1);
+      expect(niceOfTasks()[0]).toBe(mine); // the main thread keeps its own
     } finally {
       await threaded.close();
     }
