@@ -17,6 +17,7 @@ import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
+import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 
 const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
 const SELF = fileURLToPath(import.meta.url);
@@ -33,6 +34,8 @@ type LoadResult = {
   stalls: Array<{ at: number; ms: number }>;
   /** p99 and the share of replies with ads by second of the schedule: where in the break cycle a tail comes from */
   bySecond: Array<{ s: number; p99Ms: number; withAds: number }>;
+  /** wall-clock time (ms since the epoch) of second 0 of bySecond */
+  measureFromWallMs: number;
 };
 
 /**
@@ -71,7 +74,7 @@ async function world(cueForm: string): Promise<void> {
   const origin = await OriginServer.start({ cueForm: cueForm as never, realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
   const vast = await VastServer.start();
   setInterval(() => { (vast as unknown as { requests: unknown[] }).requests.length = 0; }, 5000).unref(); // its request log
-  process.stdout.write(`${JSON.stringify({ origin: origin.url, vast: vast.url })}\n`);
+  process.stdout.write(`${JSON.stringify({ origin: origin.url, vast: vast.url, streamMsAt: { wall: origin.realTimeFrom, stream: origin.position * 1000 } })}\n`);
   process.stdin.resume();
   process.stdin.on('end', () => process.exit(0));
 }
@@ -175,7 +178,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     return { s, p99Ms: Math.round((l[Math.min(l.length - 1, Math.floor(0.99 * l.length))] ?? 0) * 10) / 10, withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100 };
   });
   const ramp = { seconds: rampMs / 1000, sent: rampSent, p50Ms: quantile(rampLatencies, 0.5), p99Ms: quantile(rampLatencies, 0.99), maxMs: quantile(rampLatencies, 1) };
-  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond };
+  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);
@@ -190,7 +193,11 @@ async function main(): Promise<void> {
   const cueForm = process.argv[4] ?? 'daterange-ahead';
   const rampSeconds = Number(process.argv[5] ?? 20);
   const { startEngineWith } = await import('../test/ssai/setup.js');
-  const w = await child<{ origin: string; vast: string }>(['--role=world', cueForm]);
+  const w = await child<{ origin: string; vast: string; streamMsAt: { wall: number; stream: number } }>(['--role=world', cueForm]);
+  const { CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
+  const CYCLE_MS = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
+  /** where a wall-clock moment falls in the origin's break cycle, in whole seconds (0: the cycle's first segment starts) */
+  const phaseOf = (wallMs: number) => Math.floor((((wallMs - w.first.streamMsAt.wall + w.first.streamMsAt.stream) % CYCLE_MS) + CYCLE_MS) % CYCLE_MS / 1000);
   const runLoad = async (base: string, viewers: number, masterPath: string, mediaPath = ''): Promise<LoadResult> => {
     const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), String(rampSeconds), masterPath || '-', mediaPath || '-']);
     return c.first;
@@ -239,8 +246,22 @@ async function main(): Promise<void> {
     // the measured part starts after the sessions and the ramp: stall times are made relative to it afterwards
     const loadStart = performance.now();
     const engineStalls = watchStalls(() => loadStart);
+    // SSAI_CAPACITY_TIMELINE=1: every 500 ms the engine's main-thread CPU, its decisions and retirements, to lay the
+    // latency tail over the break cycle (printed by phase at the end of the level).
+    const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }> = [];
+    const sampler = process.env.SSAI_CAPACITY_TIMELINE ? setInterval(() => {
+      void (async () => {
+        const text = await (await fetch(`${engine.url}/metrics`)).text();
+        const c = process.cpuUsage();
+        samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
+      })();
+    }, 500) : undefined;
     const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
     const stallsOfEngine = engineStalls.stop();
+    if (sampler) {
+      clearInterval(sampler);
+      printTimeline(proxy, samples, phaseOf);
+    }
     const cpu1 = process.cpuUsage(cpu0);
     const worldMs = (await worldCpuMs()) - world0;
     const mainMs = (await mainThreadCpuMs()) - main0;
@@ -313,6 +334,23 @@ async function main(): Promise<void> {
     + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc.\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   process.exit(0);
+}
+
+/** The latency tail, the engine's main-thread CPU, its decisions and retirements by second of the break cycle (stderr). */
+function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }>, phaseOf: (wallMs: number) => number): void {
+  const rows = new Map<number, { p99: number[]; active: number; cpu: number; other: number; world: number; early: number; slow: number; retired: number; span: number }>();
+  const row = (k: number) => { let r = rows.get(k); if (!r) rows.set(k, r = { p99: [], active: 0, cpu: 0, other: 0, world: 0, early: 0, slow: 0, retired: 0, span: 0 }); return r; };
+  for (const x of proxy.bySecond) row(phaseOf(proxy.measureFromWallMs + x.s * 1000 + 500)).p99.push(x.p99Ms);
+  for (let i = 1; i < samples.length; i++) {
+    const a = samples[i - 1]!, b = samples[i]!;
+    const r = row(phaseOf((a.at + b.at) / 2));
+    r.active += b.elu.active - a.elu.active; r.cpu += b.mainMs - a.mainMs; r.other += (b.allMs - a.allMs) - (b.mainMs - a.mainMs); r.world += b.worldMs - a.worldMs; r.early += b.early - a.early; r.slow += b.slow - a.slow; r.retired += b.retired - a.retired; r.span += b.at - a.at;
+  }
+  process.stderr.write('phase s | p99 ms by second of the run | event loop busy | cores: engine main thread, its other threads, origin + ad server | decisions/s | retired/s | media replies over 50 ms in the engine\n');
+  for (const [k, r] of [...rows].sort((a, b) => a[0] - b[0])) {
+    const per = (n: number) => (r.span ? Math.round((n / r.span) * 1000) : 0);
+    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${per(r.early)} | ${per(r.retired)} | ${r.slow}\n`);
+  }
 }
 
 if (role === 'world') await world(process.argv[3] ?? 'daterange-ahead');

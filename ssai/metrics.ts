@@ -20,6 +20,8 @@ export interface SsaiMetrics {
   /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
   decisionsEarly: Counter;
   decisionsLate: Counter;
+  /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
+  breaksRetired: Counter;
 }
 
 export function createSsaiMetrics(registry: Registry): SsaiMetrics {
@@ -48,6 +50,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     cueErrors: new Counter({ name: 'ssai_cue_errors_total', help: 'Malformed ad cues ignored in origin playlists (once per fetch), by reason', labelNames: ['reason'] as const, registers: [registry] }),
     decisionsEarly: new Counter({ name: 'ssai_decisions_early_total', help: 'Ad decisions made ahead of their break, spread over its announcement lead', registers: [registry] }),
     decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),
+    breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }
