@@ -55,6 +55,7 @@ export interface ContentShapesDeps {
 export class ContentShapes {
   private readonly audio = new LRUCache<string, Promise<SegmentStreams['audio'] | undefined>>({ max: 2000, ttl: 600_000 });
   private readonly probe: NonNullable<ContentShapesDeps['probe']>;
+  private readonly shapes = new Map<string, ContentShape>();
 
   constructor(private readonly deps: ContentShapesDeps) {
     this.probe = deps.probe ?? probeSegment;
@@ -71,7 +72,21 @@ export class ContentShapes {
     if (facts?.sampleRate) shape.audioSampleRate = facts.sampleRate;
     const channels = facts?.channels || rendition?.channels;
     if (channels) shape.audioChannels = channels;
-    return shape;
+    return this.shared(shape);
+  }
+
+  /**
+   * One frozen object per distinct shape: each viewer's pending early decision holds its shape until it runs (10,000 at
+   * once before a break), and an object per call cost ~55 B each.
+   */
+  private shared(shape: ContentShape): ContentShape {
+    const key = `${shape.container} ${shape.muxedAudio} ${shape.audioSampleRate ?? ''} ${shape.audioChannels ?? ''}`;
+    let known = this.shapes.get(key);
+    if (!known) {
+      if (this.shapes.size >= 256) this.shapes.clear();
+      this.shapes.set(key, known = Object.freeze(shape));
+    }
+    return known;
   }
 
   private audioOf(uri: string, known: MediaPlaylist | undefined): Promise<SegmentStreams['audio'] | undefined> {

@@ -22,12 +22,17 @@ export interface DecisionSchedulerDeps {
   adaptive?: boolean;
   /** decisions of breaks in the window running at once, at most (default 256) */
   maxInWindow?: number;
+  /** an early decision was made: one callback for all (a closure per viewer would cost ~120 B while it waits) */
+  onEarly?: (task: DecisionTask, record: AvailRecord) => void;
 }
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
 
-/** An early decision waiting for its moment, or running. */
-type Early = { key: string; task: DecisionTask; done: (record: AvailRecord) => void; dueAt: number; latest: number };
+/**
+ * An early decision waiting for its moment, or running. Its times are whole ms since the scheduler started: small
+ * integers the object holds inline, where epoch times would be a 16-byte heap number each (10,000 wait at once).
+ */
+type Early = { task: DecisionTask; dueAt: number; latest: number };
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
@@ -44,8 +49,12 @@ const LAG_HIGH_MS = 8;
 const LAG_LOW_MS = 2;
 
 export class DecisionScheduler {
-  /** early decisions scheduled or running, by session and avail: a reload while one is pending adds nothing */
-  private readonly pending = new Map<string, Early>();
+  /**
+   * early decisions scheduled or running, by avail then session (the session's own id string, no key made per
+   * viewer): a reload while one is pending adds nothing
+   */
+  private readonly pending = new Map<string, Map<string, Early>>();
+  private readonly epoch: number;
   /**
    * Scheduled early decisions as a binary min-heap on dueAt, under one timer: 10,000 viewers' decisions of a break
    * are 10,000 small entries rather than 10,000 timers, promises and closures (memory per viewer).
@@ -62,6 +71,7 @@ export class DecisionScheduler {
 
   constructor(private readonly deps: DecisionSchedulerDeps) {
     this.random = deps.random ?? Math.random;
+    this.epoch = deps.now();
     this.limit = deps.adaptive === false ? MAX_EARLY_IN_FLIGHT : 32;
   }
 
@@ -72,22 +82,29 @@ export class DecisionScheduler {
 
   /** Whether an early decision of this avail is scheduled or running. */
   isPending(sid: string, availId: string): boolean {
-    return this.pending.has(`${sid} ${availId}`);
+    return this.pending.get(availId)?.has(sid) ?? false;
+  }
+
+  /** Now in whole ms since the scheduler started. */
+  private clock(): number {
+    return Math.round(this.deps.now() - this.epoch);
   }
 
   /**
    * Decides a break ahead of time: at a random moment of the first (lead − margin) ms, the margin (one target
-   * duration) leaving room for the decision before the break enters the window. `done` receives the record.
+   * duration) leaving room for the decision before the break enters the window. `onEarly` receives the record.
    * Returns at once.
    */
-  ahead(task: DecisionTask, leadMs: number, done: (record: AvailRecord) => void): void {
-    const key = `${task.session.id} ${task.avail.id}`;
-    if (this.pending.has(key) || this.closed) return;
+  ahead(task: DecisionTask, leadMs: number): void {
+    const sid = task.session.id;
+    let ofAvail = this.pending.get(task.avail.id);
+    if (ofAvail?.has(sid) || this.closed) return;
     const margin = task.targetDuration * 1000;
-    const now = this.deps.now();
-    const slack = Math.max(0, leadMs - margin);
-    const early: Early = { key, task, done, dueAt: now + slack * this.random(), latest: now + slack };
-    this.pending.set(key, early);
+    const now = this.clock();
+    const slack = Math.max(0, Math.round(leadMs - margin));
+    const early: Early = { task, dueAt: now + Math.round(slack * this.random()), latest: now + slack };
+    if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
+    ofAvail.set(sid, early);
     this.push(early);
     this.pump();
     this.startProbe();
@@ -110,7 +127,7 @@ export class DecisionScheduler {
 
   /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
   private pump(): void {
-    const now = this.deps.now();
+    const now = this.clock();
     // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
     // decision past the moment its break needs it).
     while (this.heap.length && this.heap[0]!.dueAt <= now
@@ -128,8 +145,14 @@ export class DecisionScheduler {
     this.inFlight++;
     const { task } = early;
     this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape)
-      .then((r) => { this.deps.metrics.decisionsEarly.inc(); early.done(r); }, () => undefined)
-      .finally(() => { this.inFlight--; this.pending.delete(early.key); this.pump(); });
+      .then((r) => { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }, () => undefined)
+      .finally(() => {
+        this.inFlight--;
+        const ofAvail = this.pending.get(task.avail.id);
+        ofAvail?.delete(task.session.id);
+        if (ofAvail?.size === 0) this.pending.delete(task.avail.id);
+        this.pump();
+      });
   }
 
   private push(e: Early): void {

@@ -150,6 +150,12 @@ export class SsaiServer {
     this.decisions = new DecisionScheduler({
       planner: deps.planner, metrics: deps.metrics, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
+      // An early decision joins its session's cached list (the stored copy: the planner's may hold slices of the VAST).
+      onEarly: (task, decided) => {
+        const sid = task.session.id;
+        void Promise.all([this.sessions.get(sid), this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))])
+          .then(([hot, stored]) => { if (hot) mergeRecords(hot, [stored ?? decided]); }, () => undefined);
+      },
     });
     this.shapes = new ContentShapes({
       playlist: async (uri) => {
@@ -414,9 +420,7 @@ export class SsaiServer {
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
           : (avail.startSegmentIndex - last.mediaSequence - 1) * (avail.slotDuration || target) * 1000;
-        this.decisions.ahead(task, leadMs, (decided) => {
-          void this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)).then((r) => mergeRecords(hot, [r ?? decided]), () => undefined);
-        });
+        this.decisions.ahead(task, leadMs);
         continue;
       }
       const decided = await this.decisions.inWindow(task);

@@ -7,7 +7,7 @@ import { createSsaiMetrics } from '../../../ssai/metrics.js';
 
 const session = { id: 's1' } as SessionRecord;
 const avail = { id: 'dr-1', startSegmentIndex: 20, slotDuration: 2 } as Avail;
-const record = (error?: string): AvailRecord => ({ id: 'dr-1', index: 0, startSegmentIndex: 20, endSegmentIndex: 25, duration: 10, slotDuration: 2, ads: [], skipped: [], decidedAt: 0, ...(error ? { error } : {}) });
+const record = (error?: string): AvailRecord => ({ id: 'dr-1', index: 0, startSegmentIndex: 20, endSegmentIndex: 25, duration: 10, slotDuration: 2, ads: [], skipped: [], ...(error ? { error } : {}) });
 
 function scheduler(decide: () => Promise<AvailRecord>, opts: Partial<DecisionSchedulerDeps> = {}) {
   const calls = { decide: 0, late: 0 };
@@ -24,10 +24,10 @@ afterEach(() => { vi.useRealTimers(); });
 describe('decision scheduler', () => {
   it('decides an announced break at a random moment of its lead less a margin of one target duration, once', async () => {
     vi.useFakeTimers();
-    const { s, calls, metrics } = scheduler(async () => record());
     const done: AvailRecord[] = [];
-    s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000, (r) => done.push(r));
-    s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000, (r) => done.push(r)); // a reload meanwhile
+    const { s, calls, metrics } = scheduler(async () => record(), { onEarly: (_task, r) => done.push(r) });
+    s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000);
+    s.ahead({ session, adServer: 'http://ads', avail, targetDuration: 2 }, 10_000); // a reload meanwhile
     expect(s.isPending('s1', 'dr-1')).toBe(true);
     await vi.advanceTimersByTimeAsync(3999); // (10 s − 2 s) × 0.5
     expect(calls.decide).toBe(0);
@@ -51,14 +51,14 @@ describe('decision scheduler', () => {
       },
       metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => randoms[r++ % 3]!, adaptive: false,
     });
-    for (const id of ['late', 'early', 'middle']) s.ahead({ session: { id } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 12_000, () => undefined);
+    for (const id of ['late', 'early', 'middle']) s.ahead({ session: { id } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 12_000);
     expect(vi.getTimerCount()).toBe(1);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(started).toEqual(['early', 'middle', 'late']); // due at 1 s, 5 s, 9 s
     for (const f of finishers.splice(0)) f();
     await vi.advanceTimersByTimeAsync(0);
     // A burst: all due at once (no lead left), more than the bound.
-    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `b${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0, () => undefined);
+    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `b${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0);
     expect(started.length - 3).toBe(256);
     expect(s.isPending('b299', 'dr-1')).toBe(true);
     for (const f of finishers.splice(0, 10)) f();
@@ -81,7 +81,7 @@ describe('decision scheduler', () => {
       metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => 0,
     });
     // all due now, with 8 s of slack left
-    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 10_000, () => undefined);
+    for (let i = 0; i < 200; i++) s.ahead({ session: { id: `v${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 10_000);
     expect(running).toBe(32);
     const until = performance.now() + 40;
     while (performance.now() < until); // the loop blocked: the probe fires 30 ms late
@@ -107,7 +107,7 @@ describe('decision scheduler', () => {
   it('starts decisions with no slack left past the adaptive bound (up to 256)', async () => {
     const finishers: Array<() => void> = [];
     const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))));
-    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `n${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 1000, () => undefined);
+    for (let i = 0; i < 300; i++) s.ahead({ session: { id: `n${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 1000);
     expect(calls.decide).toBe(256); // a lead shorter than the margin: no slack, past the starting bound of 32
     for (const f of finishers.splice(0)) f();
     await new Promise((r) => setTimeout(r, 0));
