@@ -15,10 +15,26 @@ export const NO_TRACKING: TrackingEvents = Object.freeze({
 const EVENT_NAMES = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete', 'error'] as const;
 
 /**
- * Marks a packed string of raw bytes (one character per byte, 0-255), as made now; one without it is base64 (records
- * stored before). Base64 never holds this character.
+ * Marks a packed string of raw bytes (one character per byte, 0-255) deflated without a dictionary (records stored
+ * before the dictionary); one without a mark is base64 (records stored before that). Base64 never holds these.
  */
 const BYTES_MARK = '\u0001';
+/** Marks raw bytes deflated with TRACKING_DICTIONARY: what is made now. */
+const DICTIONARY_MARK = '\u0002';
+
+/**
+ * A preset deflate dictionary (RFC 1951 lets both ends agree on text that precedes the input): the JSON skeleton of
+ * the events and the words of common beacon URLs. The first event list of a decision then costs references instead of
+ * literals: ~190 → ~140 bytes for two ads of 7 events (~65 B per viewer at 10,000, issue 19 point 4). Fixed in code,
+ * so any instance inflates what another packed; a change needs a new mark. The commonest parts come last (shortest
+ * distances).
+ */
+const TRACKING_DICTIONARY = Buffer.from([
+  '[CACHEBUSTING]', '[TIMESTAMP]', '[ERRORCODE]', '%%CACHEBUSTER%%', '.gif?', 'pixel', 'event=', '&t=', '?e=', 'https://',
+  '"]},{"impression":["', '[{"impression":["http://', '"],"start":["http', '"],"firstQuartile":["http', '"],"midpoint":["http',
+  '"],"thirdQuartile":["http', '"],"complete":["http', '"],"error":["http', '"]}]', '/track/',
+].join(''), 'latin1');
+const DEFLATE_OPTIONS = { windowBits: 11, memLevel: 3, dictionary: TRACKING_DICTIONARY } as const;
 
 /**
  * The tracking events of each ad as one string: deflated JSON, one character per byte. V8 keeps such a string at a
@@ -28,11 +44,15 @@ const BYTES_MARK = '\u0001';
 export function packTracking(perAd: readonly TrackingEvents[]): string {
   // A 2 KB window and small hash tables: the repeats are between neighbouring URLs, and zlib's default 256 KB of
   // state costs twice the time to set up for a 1-2 KB input (10 vs 20 µs per decision, same size).
-  return BYTES_MARK + deflateRawSync(JSON.stringify(perAd), { windowBits: 11, memLevel: 3 }).toString('latin1');
+  return DICTIONARY_MARK + deflateRawSync(JSON.stringify(perAd), DEFLATE_OPTIONS).toString('latin1');
 }
 
-const packedBytes = (packed: string): Buffer =>
-  packed.startsWith(BYTES_MARK) ? Buffer.from(packed.slice(BYTES_MARK.length), 'latin1') : Buffer.from(packed, 'base64');
+/** The JSON text of a pack, of any of its forms (throws on a broken one). */
+function inflated(packed: string): string {
+  if (packed.startsWith(DICTIONARY_MARK)) return inflateRawSync(Buffer.from(packed.slice(1), 'latin1'), DEFLATE_OPTIONS).toString('utf8');
+  const bytes = packed.startsWith(BYTES_MARK) ? Buffer.from(packed.slice(1), 'latin1') : Buffer.from(packed, 'base64');
+  return inflateRawSync(bytes).toString('utf8');
+}
 
 /** Unpacked lists, bounded: the same break's beacons fire for several segments in a row. */
 const unpacked = new LRUCache<string, TrackingEvents[]>({ max: 2000 });
@@ -43,7 +63,7 @@ export function unpackTracking(packed: string): TrackingEvents[] | undefined {
   if (hit) return hit;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(inflateRawSync(packedBytes(packed)).toString('utf8'));
+    parsed = JSON.parse(inflated(packed));
   } catch {
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { AvailRecord } from '../../../ssai/ad-planner.js';
 import { NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/packed-tracking.js';
@@ -12,7 +13,7 @@ const events = (ad: string): TrackingEvents => ({
   complete: [`http://ads.example/track/complete/${ad}-${sid}`], error: [`http://ads.example/track/error/${ad}-${sid}?code=[ERRORCODE]`],
 });
 const record = (): AvailRecord => ({
-  id: 'scte-1', index: 0, startSegmentIndex: 4, endSegmentIndex: 9, duration: 10, slotDuration: 2, skipped: [], decidedAt: 1,
+  id: 'scte-1', index: 0, startSegmentIndex: 4, endSegmentIndex: 9, duration: 10, slotDuration: 2, skipped: [],
   ads: [
     { adId: `ad-a-${sid}`, creativeId: 'cr-a', duration: 4, creativeKey: 'ka', tracking: events('a') },
     { adId: `ad-b-${sid}`, creativeId: 'cr-b', duration: 6, creativeKey: 'kb', tracking: events('b') },
@@ -25,10 +26,13 @@ describe('packed tracking', () => {
     const packed = packRecord(record());
     expect(packed.ads.every((a) => a.tracking === undefined)).toBe(true);
     // one character per deflated byte, all of them 0-255 (V8 keeps a byte per character)
-    expect(packed.tracking!.startsWith('\u0001')).toBe(true);
+    expect(packed.tracking!.startsWith('\u0002')).toBe(true);
     expect([...packed.tracking!].every((c) => c.charCodeAt(0) <= 0xff)).toBe(true);
     const rawLength = JSON.stringify([events('a'), events('b')]).length;
     expect(packed.tracking!.length).toBeLessThan(rawLength / 4);
+    // the preset dictionary saves the first event list's skeleton and words: smaller than without it
+    const withoutDictionary = deflateRawSync(JSON.stringify([events('a'), events('b')]), { windowBits: 11, memLevel: 3 }).length;
+    expect(packed.tracking!.length - 1).toBeLessThan(withoutDictionary - 25);
     // as the memory store and Redis keep it: through JSON
     const stored = frozenCopy(packed) as AvailRecord;
     expect(trackingOf(stored, 0)).toEqual(events('a'));
@@ -44,9 +48,10 @@ describe('packed tracking', () => {
     expect(trackingOf(packRecord(slateOnly), 0)).toEqual(NO_TRACKING);
     const legacy = record();
     expect(trackingOf(legacy, 1)).toEqual(events('b'));
-    // packed as base64, as stored before the byte form
-    const base64 = Buffer.from(packTracking([events('a'), events('b')]).slice(1), 'latin1').toString('base64');
-    expect(unpackTracking(base64)?.[1]).toEqual(events('b'));
+    // packed as stored before the dictionary: bytes, or base64 before the byte form
+    const deflated = deflateRawSync(JSON.stringify([events('a'), events('b')]), { windowBits: 11, memLevel: 3 });
+    expect(unpackTracking(`\u0001${deflated.toString('latin1')}`)?.[1]).toEqual(events('b'));
+    expect(unpackTracking(deflated.toString('base64'))?.[0]).toEqual(events('a'));
   });
 
   it('keeps a pack made by the decision thread for the first ads in order; the slate after them has no beacons', () => {
