@@ -50,7 +50,11 @@ export interface AvailRecord {
   skipped: Array<{ adId: string; reason: string }>;
   /** the ad server failure, when the decision failed */
   error?: string;
-  decidedAt: number;
+  /**
+   * when it was decided (ms since the epoch): in records stored before; no longer written, as nothing read it and it
+   * cost a 16-byte heap number per break per viewer (issue 19 point 4)
+   */
+  decidedAt?: number;
   /** VOD insertion (issue 19 point 2): the ads go before startSegmentIndex, no content is replaced (end = start) */
   insert?: true;
   /** VOD: seconds of content before the break */
@@ -72,7 +76,7 @@ export function retired(record: AvailRecord): AvailRecord {
     id: record.id, index: record.index, startSegmentIndex: record.startSegmentIndex, endSegmentIndex: record.endSegmentIndex,
     duration: record.duration, slotDuration: record.slotDuration,
     ads: record.ads.map((a) => (a.slate ? { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey, slate: true } : { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey })),
-    skipped: [], decidedAt: 0, retired: true,
+    skipped: [], retired: true,
   };
   if (record.startPdtMs !== undefined) kept.startPdtMs = record.startPdtMs;
   return kept;
@@ -231,7 +235,7 @@ export class AdPlanner {
     const duration = avail.insert ? 0 : avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
     const record: AvailRecord = {
       id: avail.id, index: Math.max(0, ids.indexOf(avail.id)), startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
-      duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [], decidedAt: this.deps.now(),
+      duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [],
       error: 'late: the ad decision missed its deadline',
     };
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
@@ -253,7 +257,7 @@ export class AdPlanner {
     const slot = avail.slotDuration > 0 ? avail.slotDuration : targetDuration;
     const record: AvailRecord = {
       id: avail.id, index, startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
-      duration: insert ? 0 : duration, slotDuration: slot, ads: [], skipped: [], decidedAt: this.deps.now(),
+      duration: insert ? 0 : duration, slotDuration: slot, ads: [], skipped: [],
     };
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
     if (insert) record.insert = true;

@@ -4,7 +4,7 @@ import { placeAvail } from '../../../ssai/avail-placement.js';
 import type { VariantEntry } from '../../../ssai/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
 
-const record: AvailRecord = { id: 'a', index: 0, startSegmentIndex: 1, endSegmentIndex: 3, duration: 4, slotDuration: 2, ads: [{ adId: 'x', creativeId: 'c', duration: 4, creativeKey: 'k', tracking: { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] } }], skipped: [], decidedAt: 0 };
+const record: AvailRecord = { id: 'a', index: 0, startSegmentIndex: 1, endSegmentIndex: 3, duration: 4, slotDuration: 2, ads: [{ adId: 'x', creativeId: 'c', duration: 4, creativeKey: 'k', tracking: { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] } }], skipped: [] };
 const video: VariantEntry = { n: 0, kind: 'video', uri: 'http://o/v.m3u8', bandwidth: 500_000, resolution: '640x360' };
 const plan = (mapped: boolean): CreativePlan => ({ key: 'k', duration: 4, video: [{ bandwidth: 500_000, width: 640, height: 360, segments: [{ uri: `http://m/0.${mapped ? 'm4s' : 'ts'}`, duration: 2 }, { uri: `http://m/1.${mapped ? 'm4s' : 'ts'}`, duration: 2 }], ...(mapped ? { mapUri: 'http://m/init.mp4' } : {}) }] });
 const ts = scanMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n#EXTINF:2,\nb.ts\n#EXTINF:2,\nc.ts\n#EXTINF:2,\nd.ts\n').playlist!;

@@ -25,7 +25,7 @@ describe('ssai server: every request is answered', () => {
       variants: [{ n: 0, kind: 'video', uri: 'http://origin.test/v.m3u8', bandwidth: 1_000_000 }],
     };
     const record: AvailRecord = {
-      id: 'a1', index: 0, startSegmentIndex: 0, endSegmentIndex: 1, duration: 6, slotDuration: 6, skipped: [], decidedAt: 0,
+      id: 'a1', index: 0, startSegmentIndex: 0, endSegmentIndex: 1, duration: 6, slotDuration: 6, skipped: [],
       ads: [{ adId: 'ad1', creativeId: 'c1', duration: 6, creativeKey: 'k1', tracking: NO_TRACKING }],
     };
     await store.set(keys.session('s1'), session, 60_000_000);
