@@ -59,6 +59,11 @@ export interface AvailRecord {
   insert?: true;
   /** VOD: seconds of content before the break */
   contentOffsetSeconds?: number;
+  /**
+   * the ads' ids, joined by NUL, when they are kept apart from `ads` (whose adId is then ''): read them with
+   * adIdOf(record, adIndex) (ssai/packed-tracking.ts)
+   */
+  adIds?: string;
   /** the ads' tracking events, packed (ssai/packed-tracking.ts): read them with trackingOf(record, adIndex) */
   tracking?: string;
   /** live: the break left the window for good; only what the numbering of later playlists needs is kept (retired()) */

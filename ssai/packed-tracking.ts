@@ -90,15 +90,27 @@ export function trackingOf(record: Pick<AvailRecord, 'ads' | 'tracking'>, adInde
   return unpackTracking(record.tracking)?.[adIndex] ?? NO_TRACKING;
 }
 
+/** Joins the ad ids kept apart (an id holding it would only lose that character: the playlist strips it anyway). */
+const AD_ID_SEPARATOR = '\u0000';
+
+/** The id of a record's ad: from the ids kept apart, or from the ad itself (records stored before). */
+export function adIdOf(record: Pick<AvailRecord, 'ads' | 'adIds'>, adIndex: number): string {
+  if (record.adIds === undefined) return record.ads[adIndex]?.adId ?? '';
+  return record.adIds.split(AD_ID_SEPARATOR)[adIndex] ?? '';
+}
+
 /**
- * The record as it is stored: its ads' tracking events moved into one packed string (left out when no ad has any,
+ * The record as it is stored: its ads' ids kept apart in one string, so the ads themselves (creative, duration) are
+ * the same for every viewer given the same creatives and stored once (issue 19 point 4: two ad objects and their
+ * array, ~180 B per break per viewer); its ads' tracking events moved into one packed string (left out when no ad has any,
  * as a slate-only break). A record whose `tracking` is packed already (by the decision thread, for its first ads in
  * order: ads after them, slate, have none) keeps it.
  */
 export function packRecord(record: AvailRecord): AvailRecord {
-  const ads: PlannedAdRecord[] = record.ads.map(({ tracking: _t, ...rest }) => rest);
-  if (record.tracking !== undefined) return { ...record, ads };
+  const ads: PlannedAdRecord[] = record.ads.map(({ tracking: _t, ...rest }) => ({ ...rest, adId: '' }));
+  const adIds = record.adIds ?? record.ads.map((a) => a.adId).join(AD_ID_SEPARATOR);
+  if (record.tracking !== undefined) return { ...record, ads, adIds };
   const perAd = record.ads.map((a) => a.tracking ?? NO_TRACKING);
   const any = perAd.some((t) => EVENT_NAMES.some((name) => t[name].length > 0));
-  return any ? { ...record, ads, tracking: packTracking(perAd) } : { ...record, ads };
+  return any ? { ...record, ads, adIds, tracking: packTracking(perAd) } : { ...record, ads, adIds };
 }

@@ -6,7 +6,7 @@ import type { BeaconSender } from './beacons.js';
 import { ssaiError } from './errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
-import { trackingOf } from './packed-tracking.js';
+import { adIdOf, trackingOf } from './packed-tracking.js';
 import type { SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
@@ -95,7 +95,7 @@ export class SegmentRoutes {
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],
             }));
-            return { adId: a.adId, creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
+            return { adId: adIdOf(r, adIndex), creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
       }),

@@ -13,7 +13,7 @@ import { findAvails, type Avail } from '../../ssai/cue-finder.js';
 import { stitchMediaPlaylist, type PlannedAd } from '../../ssai/manifest-rewriter.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
 import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
-import { trackingOf } from '../../ssai/packed-tracking.js';
+import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore, type SessionStore } from '../../ssai/session-store.js';
 import { localSlatePreparer, slateImageFrom } from '../../ssai/slate.js';
 import type { AdDecisionClient, AdDecisionResult, LinearAd } from '../../ssai/vast-decision.js';
@@ -92,7 +92,7 @@ describe('slate fills the rest of an avail', () => {
   it('plans the 6 s ad then 4 s of slate matching the ladder, with no beacons, and the break lasts the whole avail', async () => {
     const p = planner({ slate: image, prepareSlate: localSlatePreparer({ cacheDir: path.join(mediaDir, 'creatives'), preset: 'ultrafast' }) });
     const record = await p.recordFor(session, 'http://ads.test/vast', avail, SLOT);
-    expect(record.ads.map((a) => a.adId)).toEqual(['ad-1', SLATE_AD_ID]);
+    expect(record.ads.map((_, i) => adIdOf(record, i))).toEqual(['ad-1', SLATE_AD_ID]);
     const slate = record.ads[1]!;
     expect(slate.slate).toBe(true);
     expect(slate.duration).toBeCloseTo(4, 2);
@@ -113,9 +113,9 @@ describe('slate fills the rest of an avail', () => {
 
     // Stitched: the ad gets its DATERANGE, the slate does not; the break spans the five content slots.
     const ads: PlannedAd[] = [];
-    for (const a of record.ads) {
+    for (const [i, a] of record.ads.entries()) {
       const t = closestTrack((await p.plan(a.creativeKey))!, session.variants[0]!)!;
-      ads.push({ id: a.adId, duration: a.duration, segments: t.segments, ...(t.mapUri ? { mapUri: t.mapUri } : {}), ...(a.slate ? { slate: true } : {}) });
+      ads.push({ id: adIdOf(record, i), duration: a.duration, segments: t.segments, ...(t.mapUri ? { mapUri: t.mapUri } : {}), ...(a.slate ? { slate: true } : {}) });
     }
     const stitched = stitchMediaPlaylist(scanMediaPlaylist(contentPlaylist()).playlist!, {
       originUrl: 'http://origin.test/vod/v0.m3u8', trackKind: 'video',
@@ -134,7 +134,8 @@ describe('slate fills the rest of an avail', () => {
     const record = await p.recordFor(session, 'http://ads.test/vast', avail, SLOT);
     expect(record.error).toMatch(/^timeout/);
     expect(record.ads).toHaveLength(1);
-    expect(record.ads[0]).toMatchObject({ adId: SLATE_AD_ID, slate: true });
+    expect(record.ads[0]).toMatchObject({ slate: true });
+    expect(adIdOf(record, 0)).toBe(SLATE_AD_ID);
     expect(record.ads[0]!.duration).toBeCloseTo(10, 2);
     expect(record.endSegmentIndex).toBe(9);
   }, 90_000);
@@ -142,7 +143,7 @@ describe('slate fills the rest of an avail', () => {
   it('keeps today\'s behaviour without a slate_ad: the content resumes when the ads end', async () => {
     const p = planner({ prepareSlate: () => { throw new Error('must not be called'); } });
     const record = await p.recordFor(session, 'http://ads.test/vast', avail, SLOT);
-    expect(record.ads.map((a) => a.adId)).toEqual(['ad-1']);
+    expect(record.ads.map((_, i) => adIdOf(record, i))).toEqual(['ad-1']);
     expect(record.endSegmentIndex).toBe(4 + 3);
     expect(record.skipped).toEqual([]);
   });
@@ -153,7 +154,7 @@ describe('slate fills the rest of an avail', () => {
     const p = planner({ slate: `${image}?other`, prepareSlate: slow, waitMs: 50 });
     const record = await p.recordFor(session, 'http://ads.test/vast', avail, SLOT);
     release();
-    expect(record.ads.map((a) => a.adId)).toEqual(['ad-1']);
+    expect(record.ads.map((_, i) => adIdOf(record, i))).toEqual(['ad-1']);
     expect(record.endSegmentIndex).toBe(7);
     expect(record.skipped).toEqual([{ adId: SLATE_AD_ID, reason: 'slate not prepared: queued for preparation' }]);
   });
@@ -161,7 +162,7 @@ describe('slate fills the rest of an avail', () => {
   it('keeps today\'s behaviour when no encoder can prepare the slate', async () => {
     const p = planner({ slate: image });
     const record = await p.recordFor(session, 'http://ads.test/vast', avail, SLOT);
-    expect(record.ads.map((a) => a.adId)).toEqual(['ad-1']);
+    expect(record.ads.map((_, i) => adIdOf(record, i))).toEqual(['ad-1']);
     expect(record.skipped).toEqual([{ adId: SLATE_AD_ID, reason: 'slate not prepared: no encoder available' }]);
   });
 });

@@ -10,7 +10,7 @@ import { AD_SECONDS, VastServer } from '../../fixtures/vast-server.js';
 import { AdPlanner, mediaStoreUrl, type PrepareFn, type SessionRecord } from '../../ssai/ad-planner.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../ssai/playlist-scanner.js';
-import { trackingOf } from '../../ssai/packed-tracking.js';
+import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore } from '../../ssai/session-store.js';
 import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/vast-decision.js';
 import { availsFromVmap, fetchVmapBreaks, offsetSeconds, parseTimeOffset } from '../../ssai/vmap-avails.js';
@@ -113,7 +113,7 @@ describe('VMAP through the planner', () => {
     for (const a of a1) records.push(await p.recordFor(session, adServer, a, 2));
     // pre-roll: the inline VAST of the VMAP (no request); mid-rolls: their own ad tags, never the VMAP URL again
     expect(vast.requests.slice(before).map((r) => r.path)).toEqual(['/vmap', '/vast3', '/vast4']);
-    expect(records.map((r) => r.ads.map((ad) => ad.adId))).toEqual([['ad-a'], ['ad-a'], ['ad-a', 'ad-b'], ['ad-b']]);
+    expect(records.map((r) => r.ads.map((_, i) => adIdOf(r, i)))).toEqual([['ad-a'], ['ad-a'], ['ad-a', 'ad-b'], ['ad-b']]);
     // An insertion replaces nothing and lasts as long as its ads.
     expect(records.map((r) => [r.startSegmentIndex, r.endSegmentIndex, r.duration, r.insert])).toEqual([[0, 0, 6, true], [4, 4, 6, true], [7, 7, 10, true], [10, 10, 4, true]]);
     expect(records.every((r) => !r.skipped.length)).toBe(true);

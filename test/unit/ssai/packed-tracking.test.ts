@@ -1,7 +1,7 @@
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { AvailRecord } from '../../../ssai/ad-planner.js';
-import { NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/packed-tracking.js';
+import { adIdOf, NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/packed-tracking.js';
 import { frozenCopy } from '../../../ssai/session-store.js';
 import type { TrackingEvents } from '../../../ssai/vast-decision.js';
 
@@ -39,7 +39,16 @@ describe('packed tracking', () => {
     expect(trackingOf(stored, 1)).toEqual(events('b'));
     expect(trackingOf(stored, 2)).toEqual(NO_TRACKING);
     expect(trackingOf(stored, 3)).toEqual(NO_TRACKING);
-    expect(packed.ads.map((a) => a.adId)).toEqual(record().ads.map((a) => a.adId));
+    // the ad ids kept apart, the ads themselves the same for every viewer of these creatives: stored once
+    expect(packed.ads.map((_, i) => adIdOf(stored, i))).toEqual(record().ads.map((a) => a.adId));
+    expect(packed.ads.every((a) => a.adId === '')).toBe(true);
+    const other = record();
+    other.ads.forEach((a) => { a.adId = a.adId.replace(sid, 'another-viewer'); });
+    const otherStored = frozenCopy(packRecord(other)) as AvailRecord;
+    expect(otherStored.ads).toBe(stored.ads);
+    expect(adIdOf(otherStored, 1)).toBe('ad-b-another-viewer');
+    // a record stored before keeps its ids in its ads
+    expect(adIdOf(record(), 0)).toBe(`ad-a-${sid}`);
   });
 
   it('leaves a record without beacons unpacked, and still reads records stored before packing', () => {
