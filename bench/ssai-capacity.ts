@@ -33,7 +33,7 @@ type LoadResult = {
   /** the load generator's own event-loop stalls over 50 ms (ms from the start of the measured part) */
   stalls: Array<{ at: number; ms: number }>;
   /** p99 and the share of replies with ads by second of the schedule: where in the break cycle a tail comes from */
-  bySecond: Array<{ s: number; p99Ms: number; withAds: number }>;
+  bySecond: Array<{ s: number; p99Ms: number; withAds: number; sendLateP99Ms: number }>;
   /** wall-clock time (ms since the epoch) of second 0 of bySecond */
   measureFromWallMs: number;
 };
@@ -113,7 +113,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
   const latencies: number[] = [];
   const rampLatencies: number[] = [];
-  const perSecond: Array<{ lat: number[]; ads: number }> = [];
+  const perSecond: Array<{ lat: number[]; ads: number; late: number[] }> = [];
   const statuses: Record<string, number> = {};
   let sent = 0, rampSent = 0, answered = 0, errors = 0, withAds = 0;
   const cpu0 = process.cpuUsage();
@@ -125,6 +125,8 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const fire = (i: number, scheduled: number): void => {
     const measured = scheduled >= measureFrom;
     if (measured) sent++; else rampSent++;
+    // how late the load generator itself sends (its own loop behind the schedule), apart from the engine's answer
+    if (measured) (perSecond[Math.floor((scheduled - measureFrom) / 1000)] ??= { lat: [], ads: 0, late: [] }).late.push(performance.now() - scheduled);
     const p = (async () => {
       let ads = false, failed = false;
       try {
@@ -142,7 +144,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
       if (failed) errors++;
       if (ads) withAds++;
       latencies.push(latency);
-      const second = (perSecond[Math.floor((scheduled - measureFrom) / 1000)] ??= { lat: [], ads: 0 });
+      const second = (perSecond[Math.floor((scheduled - measureFrom) / 1000)] ??= { lat: [], ads: 0, late: [] });
       second.lat.push(latency);
       if (ads) second.ads++;
     })();
@@ -175,7 +177,9 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const q = (p: number) => quantile(latencies, p);
   const bySecond = perSecond.map((x, s) => {
     const l = x.lat.sort((a, b) => a - b);
-    return { s, p99Ms: Math.round((l[Math.min(l.length - 1, Math.floor(0.99 * l.length))] ?? 0) * 10) / 10, withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100 };
+    const late = x.late.sort((a, b) => a - b);
+    const p99 = (v: number[]) => Math.round((v[Math.min(v.length - 1, Math.floor(0.99 * v.length))] ?? 0) * 10) / 10;
+    return { s, p99Ms: p99(l), withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100, sendLateP99Ms: p99(late) };
   });
   const ramp = { seconds: rampMs / 1000, sent: rampSent, p50Ms: quantile(rampLatencies, 0.5), p99Ms: quantile(rampLatencies, 0.99), maxMs: quantile(rampLatencies, 1) };
   const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
@@ -338,18 +342,22 @@ async function main(): Promise<void> {
 
 /** The latency tail, the engine's main-thread CPU, its decisions and retirements by second of the break cycle (stderr). */
 function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }>, phaseOf: (wallMs: number) => number): void {
-  const rows = new Map<number, { p99: number[]; active: number; cpu: number; other: number; world: number; early: number; slow: number; retired: number; span: number }>();
-  const row = (k: number) => { let r = rows.get(k); if (!r) rows.set(k, r = { p99: [], active: 0, cpu: 0, other: 0, world: 0, early: 0, slow: 0, retired: 0, span: 0 }); return r; };
-  for (const x of proxy.bySecond) row(phaseOf(proxy.measureFromWallMs + x.s * 1000 + 500)).p99.push(x.p99Ms);
+  const rows = new Map<number, { p99: number[]; late: number[]; active: number; cpu: number; other: number; world: number; early: number; slow: number; retired: number; span: number }>();
+  const row = (k: number) => { let r = rows.get(k); if (!r) rows.set(k, r = { p99: [], late: [], active: 0, cpu: 0, other: 0, world: 0, early: 0, slow: 0, retired: 0, span: 0 }); return r; };
+  for (const x of proxy.bySecond) {
+    const r = row(phaseOf(proxy.measureFromWallMs + x.s * 1000 + 500));
+    r.p99.push(x.p99Ms);
+    r.late.push(x.sendLateP99Ms);
+  }
   for (let i = 1; i < samples.length; i++) {
     const a = samples[i - 1]!, b = samples[i]!;
     const r = row(phaseOf((a.at + b.at) / 2));
     r.active += b.elu.active - a.elu.active; r.cpu += b.mainMs - a.mainMs; r.other += (b.allMs - a.allMs) - (b.mainMs - a.mainMs); r.world += b.worldMs - a.worldMs; r.early += b.early - a.early; r.slow += b.slow - a.slow; r.retired += b.retired - a.retired; r.span += b.at - a.at;
   }
-  process.stderr.write('phase s | p99 ms by second of the run | event loop busy | cores: engine main thread, its other threads, origin + ad server | decisions/s | retired/s | media replies over 50 ms in the engine\n');
+  process.stderr.write('phase s | p99 ms by second of the run | of which the load generator sent late (p99) | event loop busy | cores: engine main thread, its other threads, origin + ad server | decisions/s | retired/s | media replies over 50 ms in the engine\n');
   for (const [k, r] of [...rows].sort((a, b) => a[0] - b[0])) {
     const per = (n: number) => (r.span ? Math.round((n / r.span) * 1000) : 0);
-    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${per(r.early)} | ${per(r.retired)} | ${r.slow}\n`);
+    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${per(r.early)} | ${per(r.retired)} | ${r.slow}\n`);
   }
 }
 
