@@ -66,7 +66,11 @@ export function ladderEncodeArgs(media: MediaInfo, ladder: Ladder, preset: strin
   const silentAudio = !media.hasAudio;
   const maps = [...ladder.rungs.map((_, i) => `[v${i}]`), silentAudio ? '1:a:0' : '0:a:0'];
   const seg = ladder.segmentDurationSec;
-  const output: string[] = ['-c:v', 'libx264', '-preset', preset, '-profile:v', 'high'];
+  // No B-frames (-bf 0): with them the first frame's composition offset (2 frames, hidden by an edit list that hls.js
+  // ignores) shifts each item of a linear channel by 67 ms in hls.js, and the muxer cuts audio at the keyframe's DTS
+  // (53 ms early, plus a 43 ms audio-only last segment the linear channel drops): holes at every join. Without them,
+  // video starts at PTS 0 and audio segments end within one AAC frame of the video's, the last one with it.
+  const output: string[] = ['-c:v', 'libx264', '-preset', preset, '-profile:v', 'high', '-bf', '0'];
   ladder.rungs.forEach((r, i) => {
     output.push(`-b:v:${i}`, String(r.videoBitrate), `-maxrate:v:${i}`, String(r.maxrate), `-bufsize:v:${i}`, String(r.bufsize));
   });

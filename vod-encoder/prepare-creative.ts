@@ -170,7 +170,8 @@ async function transcode(input: TranscodeInput, ladder: TargetLadder, dir: strin
   const streamMap = muxed
     ? ladder.rungs.map((_, i) => `v:${i},a:${i},name:v${i}`).join(' ')
     : [...ladder.rungs.map((_, i) => `v:${i},agroup:aud,name:v${i}`), 'a:0,agroup:aud,name:audio'].join(' ');
-  args.push('-c:v', 'libx264', '-preset', preset, '-r', String(fps),
+  // No B-frames, as the content's encode (encode.ts): hls.js would place what follows the ad 67 ms late (a hole).
+  args.push('-c:v', 'libx264', '-preset', preset, '-bf', '0', '-r', String(fps),
     '-force_key_frames', `expr:gte(t,n_forced*${ladder.segmentDurationSec})`, '-sc_threshold', '0',
     '-c:a', 'aac', '-b:a', String(ladder.audioBitrate), '-ar', String(ladder.audioSampleRate), '-ac', String(ladder.audioChannels),
     '-f', 'hls', '-hls_time', String(ladder.segmentDurationSec), '-hls_playlist_type', 'vod',
