@@ -60,8 +60,11 @@ export class HotSessions {
   /** sessions and their decided avails, read from the store once per process (the store stays the source of truth) */
   private readonly hot: LRUCache<string, HotSession>;
   private readonly layouts = new LRUCache<string, Layout>({ max: 1000 });
-  /** records being retired by this process (a request that sees one again meanwhile leaves it) */
-  private readonly retiring = new WeakSet<AvailRecord>();
+  /**
+   * breaks being retired by this process, by session and break (a request that sees one again meanwhile leaves it);
+   * not by record object: the store may hand several sessions the same frozen record
+   */
+  private readonly retiring = new Set<string>();
 
   constructor(private readonly store: SessionStore, private readonly sessionTtlMs: number) {
     this.hot = growingLru(100_000, { ttl: sessionTtlMs });
@@ -111,16 +114,20 @@ export class HotSessions {
    * instance that sees the break gone does the same and stores the same value.
    */
   async retire(hot: HotSession, record: AvailRecord): Promise<boolean> {
-    if (record.retired || this.retiring.has(record)) return false;
-    this.retiring.add(record);
     const key = keys.avail(hot.session.id, record.id);
-    const kept = retired(record);
-    await this.store.set(key, kept, this.sessionTtlMs);
-    // the stored copy: its parts are shared with the other sessions'
-    const stored = (await this.store.get<AvailRecord>(key)) ?? kept;
-    const at = hot.records.indexOf(record);
-    if (at >= 0) hot.records[at] = stored;
-    return true;
+    if (record.retired || this.retiring.has(key)) return false;
+    this.retiring.add(key);
+    try {
+      const kept = retired(record);
+      await this.store.set(key, kept, this.sessionTtlMs);
+      // the stored copy: shared with the other sessions'
+      const stored = (await this.store.get<AvailRecord>(key)) ?? kept;
+      const at = hot.records.indexOf(record);
+      if (at >= 0) hot.records[at] = stored;
+      return true;
+    } finally {
+      this.retiring.delete(key);
+    }
   }
 
   /** The session's decided avails as stored (another instance may have added some). */

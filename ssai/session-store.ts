@@ -45,7 +45,7 @@ export function frozenCopy(value: unknown): unknown {
 }
 
 /**
- * Frozen sub-values repeated across sessions (an ad plan with its tracking, an empty list) kept once: a bounded table
+ * Frozen values and sub-values repeated across sessions (an ad plan, an empty list, a retired break) kept once: a bounded table
  * keyed by a hash of their JSON text (a hit is checked against the text), cleared when full, like the strings'.
  * Keyed by hash, not by the text: with personalised ads most records' parts are unique to a viewer, and a text key
  * would hold each of them twice until the table clears (issue 19 point 4, memory per viewer).
@@ -65,16 +65,16 @@ function hashText(s: string): number {
  * Interns the strings of a value fresh from JSON.parse and freezes it in place: the parser's objects keep their
  * compact layout (a rebuilt object would grow an out-of-object property array past a few properties).
  */
-function freezeInterned(value: unknown, top = true): unknown {
+function freezeInterned(value: unknown): unknown {
   if (typeof value === 'string') return intern(value);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = freezeInterned(value[i], false);
+    for (let i = 0; i < value.length; i++) value[i] = freezeInterned(value[i]);
   } else {
     const o = value as Record<string, unknown>;
     for (const k in o) {
       const before = o[k];
-      const x = freezeInterned(before, false);
+      const x = freezeInterned(before);
       // (an interned string is === the parser's own copy: only an object can be skipped when it comes back the same)
       if (x === before && typeof x !== 'string') continue;
       // An own "__proto__" (JSON.parse makes one from a player's parameter): assigned, it would set the prototype.
@@ -83,7 +83,8 @@ function freezeInterned(value: unknown, top = true): unknown {
     }
   }
   Object.freeze(value);
-  if (top) return value; // the stored value itself is per key: only its parts are shared
+  // A small stored value is shared too (frozen: safe under several keys): a retired break is the same for every viewer
+  // given the same creatives (issue 19 point 4); a large one (a live break with its viewer's beacons) is its key's own.
   const json = JSON.stringify(value);
   if (json.length > SHARED_MAX_JSON) return value;
   const hash = hashText(json);
