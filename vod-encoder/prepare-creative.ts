@@ -87,9 +87,15 @@ const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const exists = (f: string): Promise<boolean> => access(f).then(() => true, () => false);
 
 /** Cache key: creative id + media file URL hash + ladder hash, its shape included (one creative serves several contents). */
+/**
+ * The version of how creatives are encoded, in their key: a change that players see (2: no B-frames, whose offset left
+ * a hole after each ad) prepares every creative again instead of serving the ones cached on disk before it.
+ */
+const CREATIVE_ENCODING = 2;
+
 export function creativeKey(creativeId: string, mediaFileUrl: string, ladder: TargetLadder): string {
   const id = creativeId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'creative';
-  return `${id}-${sha(mediaFileUrl).slice(0, 16)}-${sha(JSON.stringify(ladder)).slice(0, 8)}`;
+  return `${id}-${sha(mediaFileUrl).slice(0, 16)}-${sha(JSON.stringify(ladder) + CREATIVE_ENCODING).slice(0, 8)}`;
 }
 
 async function download(url: string, file: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal): Promise<VodResult<void>> {
