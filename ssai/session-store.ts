@@ -23,7 +23,9 @@ export interface SessionStore {
 const INTERN_MAX = 20_000;
 const interned = new Map<string, string>();
 function intern(s: string): string {
-  return s.length < 8 || s.length > 2048 ? s : internAlways(s, false);
+  // packed bytes (a control character first) and joined ids (NUL-separated) are one viewer's own: never shared, and
+  // in the table they would only push out the strings that are (two per decision)
+  return s.length < 8 || s.length > 2048 || s.charCodeAt(0) < 0x20 || s.includes('\u0000') ? s : internAlways(s, false);
 }
 
 /** The table's copy of `s`, added when absent: a flat copy when `copy` (a name sliced from a longer key). */
@@ -45,13 +47,15 @@ export function frozenCopy(value: unknown): unknown {
 }
 
 /**
- * Frozen values and sub-values repeated across sessions (an ad plan, an empty list, a retired break) kept once: a bounded table
- * keyed by a hash of their JSON text (a hit is checked against the text), cleared when full, like the strings'.
+ * Frozen values and sub-values repeated across sessions (an ad plan, an empty list, a retired break) kept once: a
+ * bounded table keyed by a hash of their JSON text (a hit is checked against the text), cleared when full, like the
+ * strings'.
  * Keyed by hash, not by the text: with personalised ads most records' parts are unique to a viewer, and a text key
  * would hold each of them twice until the table clears (issue 19 point 4, memory per viewer).
  */
 const SHARED_MAX = 5_000;
-const SHARED_MAX_JSON = 256;
+/** up to this much JSON text: a retired break of two ads is ~350 characters; a live one with its beacons ~650 */
+const SHARED_MAX_JSON = 512;
 const sharedValues = new Map<number, unknown>();
 
 /** FNV-1a over the UTF-16 code units: a table key, never trusted alone. */

@@ -53,6 +53,23 @@ describe('memory session store: a session\'s keys in one entry', () => {
     await store.close();
   });
 
+  it('holds a small value equal under several keys once (a retired break of many viewers), a large one per key', async () => {
+    const store = new MemorySessionStore();
+    const retiredBreak = { id: 'splice-7', index: 1, startSegmentIndex: 40, endSegmentIndex: 45, duration: 10, slotDuration: 2, ads: [{ adId: '', creativeId: '', duration: 6, creativeKey: 'cr-a-0123456789abcdef-01234567' }, { adId: '', creativeId: '', duration: 4, creativeKey: 'cr-b-0123456789abcdef-01234567' }], skipped: [], retired: true, startPdtMs: 1767571408000 };
+    await store.set('avail:viewer-1:splice-7', retiredBreak, 60_000 * 5);
+    await store.set('avail:viewer-2:splice-7', { ...retiredBreak }, 60_000 * 5);
+    const one = await store.get<typeof retiredBreak>('avail:viewer-1:splice-7');
+    expect(one).toEqual(retiredBreak);
+    expect(await store.get('avail:viewer-2:splice-7')).toBe(one);
+    expect(Object.isFrozen(one)).toBe(true);
+    const live = { ...retiredBreak, retired: undefined, tracking: 'x'.repeat(600) };
+    await store.set('avail:viewer-1:splice-8', live, 60_000 * 5);
+    await store.set('avail:viewer-2:splice-8', live, 60_000 * 5);
+    const a = await store.get('avail:viewer-1:splice-8');
+    expect(a).toEqual(await store.get('avail:viewer-2:splice-8'));
+    expect(a).not.toBe(await store.get('avail:viewer-2:splice-8'));
+  });
+
   it('keeps a session while its longest-lived key lives', async () => {
     const store = new MemorySessionStore();
     await store.set(keys.session(sid), { id: sid }, 120_000);
