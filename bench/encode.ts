@@ -37,7 +37,8 @@ function handWritten(src: string, outDir: string): string[] {
     '-filter_complex', '[0:v]split=4[a][b][c][d];[a]scale=1920:1080,setdar=16/9[v0];[b]scale=1280:720,setdar=16/9[v1];'
       + '[c]scale=854:480,setdar=16/9[v2];[d]scale=640:360,setdar=16/9[v3]',
     '-map', '[v0]', '-map', '[v1]', '-map', '[v2]', '-map', '[v3]', '-map', '0:a',
-    '-c:v', 'libx264', '-preset', PRESET, '-profile:v', 'high', '-pix_fmt', 'yuv420p',
+    // no B-frames, as the engine's encode (vod-encoder/encode.ts): the same output settings, so the ratio is the pipeline's cost
+    '-c:v', 'libx264', '-preset', PRESET, '-profile:v', 'high', '-bf', '0', '-pix_fmt', 'yuv420p',
     '-b:v:0', '5000k', '-maxrate:v:0', '5350k', '-bufsize:v:0', '10000k',
     '-b:v:1', '3000k', '-maxrate:v:1', '3210k', '-bufsize:v:1', '6000k',
     '-b:v:2', '1400k', '-maxrate:v:2', '1498k', '-bufsize:v:2', '2800k',
