@@ -36,6 +36,14 @@ export class BeaconSender {
     this.agent = new Agent({ headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connections: 32 });
   }
 
+  /**
+   * Forgets the marks of events that can no longer fire (a retired break has no beacons left): kept, they would stay
+   * with the session for markTtlMs, ~12 per break per viewer (issue 19 point 4, memory of long sessions).
+   */
+  forget(markKeys: readonly string[]): Promise<void> {
+    return this.store.delete(markKeys.map((k) => `beacon:${k}`));
+  }
+
   /** Fires `urls` once for `markKey` across every instance sharing the store; returns at once. */
   fire(markKey: string, urls: readonly string[]): void {
     if (this.closed || !urls.length) return;

@@ -14,6 +14,9 @@ import type { TrackingEvents } from './vast-decision.js';
 export type SegmentPath = [string, string, string, string, string, string, string, string, string];
 
 const QUARTILES: Array<[keyof TrackingEvents, number]> = [['firstQuartile', 0.25], ['midpoint', 0.5], ['thirdQuartile', 0.75]];
+/** The events fired server-side, each once per session, break and ad. */
+const FIRED_EVENTS = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const;
+const eventMark = (sid: string, availId: string, adIndex: number, event: keyof TrackingEvents): string => `${sid}:${availId}:${adIndex}:${event}`;
 
 export class SegmentRoutes {
   constructor(
@@ -42,8 +45,13 @@ export class SegmentRoutes {
     return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
   }
 
+  /** A break was retired (its beacons are gone with its tracking): its fired-event marks are forgotten. */
+  forgetMarks(sid: string, record: AvailRecord): Promise<void> {
+    return this.beacons.forget(record.ads.flatMap((_, adIndex) => FIRED_EVENTS.map((event) => eventMark(sid, record.id, adIndex, event))));
+  }
+
   private fireBeacons(sid: string, record: AvailRecord, adIndex: number, track: CreativeTrack, segIndex: number): void {
-    const mark = `${sid}:${record.id}:${adIndex}`;
+    const mark = (event: keyof TrackingEvents) => eventMark(sid, record.id, adIndex, event);
     // Unpacked only for a segment that fires an event (the first, a quartile's, the last), not for every redirect.
     let events: TrackingEvents | undefined;
     const tracking = (): TrackingEvents => (events ??= trackingOf(record, adIndex));
@@ -52,14 +60,14 @@ export class SegmentRoutes {
     const duration = track.segments.reduce((s, x) => s + x.duration, 0);
     const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
     if (segIndex === 0) {
-      this.beacons.fire(`${mark}:impression`, tracking().impression);
-      this.beacons.fire(`${mark}:start`, tracking().start);
+      this.beacons.fire(mark('impression'), tracking().impression);
+      this.beacons.fire(mark('start'), tracking().start);
     }
     for (const [event, q] of QUARTILES) {
       const at = q * duration;
-      if (at >= offset && at < segEnd) this.beacons.fire(`${mark}:${event}`, tracking()[event]);
+      if (at >= offset && at < segEnd) this.beacons.fire(mark(event), tracking()[event]);
     }
-    if (segIndex === track.segments.length - 1) this.beacons.fire(`${mark}:complete`, tracking().complete);
+    if (segIndex === track.segments.length - 1) this.beacons.fire(mark('complete'), tracking().complete);
   }
 
   /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */

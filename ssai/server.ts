@@ -356,7 +356,11 @@ export class SsaiServer {
     for (const record of records) {
       const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
       if (!pl.endList && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
-        void this.sessions.retire(hot, record).then((done) => { if (done) this.deps.metrics.breaksRetired.inc(); }).catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired'));
+        void this.sessions.retire(hot, record).then(async (done) => {
+          if (!done) return;
+          this.deps.metrics.breaksRetired.inc();
+          await this.ads.forgetMarks(sid, record);
+        }).catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired'));
       }
       if (!placed) continue;
       avails.push(placed);

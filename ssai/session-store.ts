@@ -13,6 +13,8 @@ export interface SessionStore {
   /** appends to a list kept with the TTL; duplicates are kept, readers dedupe */
   push(key: string, value: string, ttlMs: number): Promise<void>;
   list(key: string): Promise<string[]>;
+  /** removes values (absent ones are skipped) */
+  delete(keys: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -225,6 +227,13 @@ export class MemorySessionStore implements SessionStore {
     return { value, created: true };
   }
 
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      this.shortLived.delete(key);
+      this.write(key, undefined, 0);
+    }
+  }
+
   async push(key: string, value: string, ttlMs: number): Promise<void> {
     const parts = sessionKeyParts(key);
     if (parts) {
@@ -284,6 +293,12 @@ export class RedisSessionStore implements SessionStore {
     if (ok === 'OK') return { value, created: true };
     const existing = await this.get<T>(key);
     return existing === undefined ? { value, created: false } : { value: existing, created: false };
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    if (!keys.length) return;
+    this.onRoundTrip();
+    await this.redis.del(...keys.map((k) => this.prefix + k));
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {

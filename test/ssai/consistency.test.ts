@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys, type AvailRecord } from '../../ssai/ad-planner.js';
 import { checkPlaylist } from '../../ssai/playlist-checker.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { segmentUris, startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
@@ -62,6 +63,7 @@ describe('one session, the same ads', () => {
     const sid = urls[0]!.split('/')[4];
     const previous = new Map<string, string>();
     const decisionsBefore = h.vast.requests.length;
+    const fetchedSegments = new Set<string>();
     let stitched = 0;
     // 40 segments: four breaks, the first three leave the window and retire (kept as numbering only) on the way; the
     // checker compares each reload with the one before, so a retirement that moved any number would show
@@ -73,6 +75,11 @@ describe('one session, the same ads', () => {
         expect(findings, `reload ${reload} of ${u}:\n${previous.get(u)}\n----\n${text}`).toEqual([]);
         previous.set(u, text);
         if (text.includes('/v1/segment/') || text.includes('empty.vtt')) stitched++;
+        // as a player: each ad segment once (a video segment's redirect fires the beacons, each marked as fired)
+        for (const seg of segmentUris(text).filter((x) => x.startsWith('/v1/segment/') && !fetchedSegments.has(x))) {
+          fetchedSegments.add(seg);
+          expect((await h.get(seg)).status).toBe(302);
+        }
       }
       h.origin.advance(SEGMENT_SECONDS);
     }
@@ -84,6 +91,19 @@ describe('one session, the same ads', () => {
     expect(tracking.avails.length).toBeGreaterThanOrEqual(1);
     expect(tracking.avails.length).toBeLessThan(decided);
     for (const avail of tracking.avails) expect(avail.ads.every((ad) => ad.adId.startsWith('ad-'))).toBe(true);
+    // a retired break's beacons fired, and their marks went with its tracking (they would stay with the session 6 h)
+    const { store, beacons } = h.engine.ctx.services.ssai!;
+    await beacons.idle();
+    const ids = [...new Set(await store.list(keys.availList(sid!)))];
+    const records = (await Promise.all(ids.map((id) => store.get<AvailRecord>(keys.avail(sid!, id))))).filter((r) => r !== undefined);
+    const retiredIds = records.filter((r) => r.retired).map((r) => r.id);
+    expect(retiredIds.length).toBeGreaterThanOrEqual(2);
+    expect(h.vast.beacons.get('complete:a') ?? 0).toBeGreaterThanOrEqual(retiredIds.length);
+    const marks = (id: string) => Promise.all(['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete']
+      .flatMap((event) => [0, 1].map((ad) => store.get(`beacon:${sid}:${id}:${ad}:${event}`))));
+    for (const id of retiredIds) expect((await marks(id)).filter((m) => m !== undefined), id).toEqual([]);
+    const live = records.find((r) => !r.retired && fetchedSegments.has([...fetchedSegments].find((s) => s.includes(`/${encodeURIComponent(r.id)}/`)) ?? ''));
+    if (live) expect((await marks(live.id)).filter((m) => m !== undefined).length).toBeGreaterThan(0);
   });
 
   it('two engines on one Redis give one session the same ads', async (ctx) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../ssai/ad-planner.js';
-import { MemorySessionStore } from '../../../ssai/session-store.js';
+import { MemorySessionStore, RedisSessionStore } from '../../../ssai/session-store.js';
+import { deleteRedisPrefix, REDIS_URL, redisAvailable, testRedisPrefix } from '../../helpers/redis.js';
 
 describe('memory session store values', () => {
   it('reads back falsy values and null as stored, and undefined as absent (as Redis through JSON)', async () => {
@@ -70,6 +71,20 @@ describe('memory session store: a session\'s keys in one entry', () => {
     expect(a).not.toBe(await store.get('avail:viewer-2:splice-8'));
   });
 
+  it('deletes values of a session, of no session and of a short TTL, leaving the rest', async () => {
+    const store = new MemorySessionStore();
+    await store.set('session:v1', { id: 'v1' }, 600_000);
+    await store.setIfAbsent('beacon:v1:dr-1:0:start', 1, 600_000);
+    await store.set('layout:abc', { variants: [] }, 600_000);
+    await store.setIfAbsent('lock:v1:dr-1', 1, 5000);
+    await store.delete(['beacon:v1:dr-1:0:start', 'layout:abc', 'lock:v1:dr-1', 'beacon:v1:never-set']);
+    expect(await store.get('beacon:v1:dr-1:0:start')).toBeUndefined();
+    expect(await store.get('layout:abc')).toBeUndefined();
+    expect(await store.get('lock:v1:dr-1')).toBeUndefined();
+    expect(await store.get('session:v1')).toEqual({ id: 'v1' });
+    expect((await store.setIfAbsent('beacon:v1:dr-1:0:start', 1, 600_000)).created).toBe(true);
+  });
+
   it('keeps a session while its longest-lived key lives', async () => {
     const store = new MemorySessionStore();
     await store.set(keys.session(sid), { id: sid }, 120_000);
@@ -77,5 +92,26 @@ describe('memory session store: a session\'s keys in one entry', () => {
     const lru = (store as unknown as { groups: { getRemainingTTL(k: string): number } }).groups;
     expect(lru.getRemainingTTL(sid)).toBeGreaterThan(100_000);
     await store.close();
+  });
+});
+
+describe('Redis session store', () => {
+  it('deletes several keys at once, leaving the rest', async (ctx) => {
+    if (!(await redisAvailable())) return ctx.skip();
+    const prefix = testRedisPrefix('store-delete');
+    const store = new RedisSessionStore(REDIS_URL, prefix);
+    try {
+      await store.set('beacon:v1:dr-1:0:start', 1, 60_000);
+      await store.set('beacon:v1:dr-1:0:complete', 1, 60_000);
+      await store.set('session:v1', { id: 'v1' }, 60_000);
+      await store.delete(['beacon:v1:dr-1:0:start', 'beacon:v1:dr-1:0:complete', 'beacon:v1:never-set']);
+      await store.delete([]);
+      expect(await store.get('beacon:v1:dr-1:0:start')).toBeUndefined();
+      expect(await store.get('beacon:v1:dr-1:0:complete')).toBeUndefined();
+      expect(await store.get('session:v1')).toEqual({ id: 'v1' });
+    } finally {
+      await store.close();
+      await deleteRedisPrefix(prefix);
+    }
   });
 });
