@@ -9,6 +9,8 @@
 // at its own moment) and are measured once all have joined, for `seconds`; the ramp is reported on its own, and a ramp
 // of 0 makes every viewer join in the same 2 s (a flood: the first break then asks for every decision at once).
 // Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForm=daterange-ahead] [rampSeconds=20]
+// SSAI_CAPACITY_SEGMENTS=1: viewers also fetch their ad segments (redirects that fire the beacons), as players do.
+// SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU and decisions by second of the break cycle.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -36,6 +38,8 @@ type LoadResult = {
   bySecond: Array<{ s: number; p99Ms: number; withAds: number; sendLateP99Ms: number }>;
   /** wall-clock time (ms since the epoch) of second 0 of bySecond */
   measureFromWallMs: number;
+  /** SSAI_CAPACITY_SEGMENTS=1: the ad segments fetched as players do (their redirects fire the beacons), measured part */
+  segments?: { sent: number; errors: number; p50Ms: number; p99Ms: number };
 };
 
 /**
@@ -116,6 +120,29 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const perSecond: Array<{ lat: number[]; ads: number; late: number[] }> = [];
   const statuses: Record<string, number> = {};
   let sent = 0, rampSent = 0, answered = 0, errors = 0, withAds = 0;
+  // SSAI_CAPACITY_SEGMENTS=1: each viewer also fetches the new ad segments of the live edge (the last 3 of its playlist)
+  // once, as a player does; a redirect to the creative, whose first, quartile and last segments fire the beacons.
+  const withSegments = Boolean(process.env.SSAI_CAPACITY_SEGMENTS);
+  const fetchedByViewer: string[][] = withSegments ? Array.from({ length: viewers }, () => []) : [];
+  const segmentLatencies: number[] = [];
+  let segmentsSent = 0, segmentErrors = 0;
+  const fetchSegments = (i: number, text: string, measured: boolean): void => {
+    const uris = text.split('\n').filter((l) => l && !l.startsWith('#')).slice(-3);
+    const seen = fetchedByViewer[i]!;
+    for (const uri of uris) {
+      if (!uri.startsWith('/v1/segment/') || seen.includes(uri)) continue;
+      seen.push(uri);
+      if (seen.length > 8) seen.shift();
+      const t = performance.now();
+      if (measured) segmentsSent++;
+      void pool.request({ path: uri, method: 'GET' }).then(async (r) => {
+        await r.body.dump();
+        if (!measured) return;
+        if (r.statusCode !== 302) segmentErrors++;
+        segmentLatencies.push(performance.now() - t);
+      }, () => { if (measured) segmentErrors++; });
+    }
+  };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now() + 200;
   const measureFrom = t0 + rampMs;
@@ -134,6 +161,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
         if (measured) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         failed = r.status !== 200;
         ads = r.text.includes('/v1/segment/');
+        if (withSegments && ads) fetchSegments(i, r.text, measured);
       } catch {
         failed = true;
         if (measured) statuses.error = (statuses.error ?? 0) + 1;
@@ -182,7 +210,9 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     return { s, p99Ms: p99(l), withAds: Math.round((x.ads / Math.max(1, l.length)) * 100) / 100, sendLateP99Ms: p99(late) };
   });
   const ramp = { seconds: rampMs / 1000, sent: rampSent, p50Ms: quantile(rampLatencies, 0.5), p99Ms: quantile(rampLatencies, 0.99), maxMs: quantile(rampLatencies, 1) };
-  const result: LoadResult = { viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
+  segmentLatencies.sort((a, b) => a - b);
+  const segments = withSegments ? { sent: segmentsSent, errors: segmentErrors, p50Ms: quantile(segmentLatencies, 0.5), p99Ms: quantile(segmentLatencies, 0.99) } : undefined;
+  const result: LoadResult = { ...(segments ? { segments } : {}), viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);
@@ -292,6 +322,7 @@ async function main(): Promise<void> {
       engineStalls: stallsOfEngine,
       fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
       decisionsLate: delta('ssai_decisions_late_total'), decisionsEarly: delta('ssai_decisions_early_total'),
+      beacons: { sent: delta('ssai_beacons_total{result="sent"}'), failed: delta('ssai_beacons_total{result="failed"}'), duplicate: delta('ssai_beacons_total{result="duplicate"}') },
       bytesPerViewer: Math.round((heapAfter - heapBefore) / viewers),
       cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + proxy.ramp.sent + viewers), baseline: cpuUs(cpu3, baseline.answered + baseline.ramp.sent) },
       // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server

@@ -14,8 +14,38 @@ export interface BeaconOptions {
 
 type Job = { url: string; attempt: number };
 
+/**
+ * First in, first out, with a read index: Array.shift() moves the whole array once it is large (V8 trims only small
+ * arrays in place), and at 10,000 viewers the beacons of a break queue by the thousands (seen as the queue's pump
+ * leading a CPU profile).
+ */
+class JobQueue {
+  private items: Job[] = [];
+  private head = 0;
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  push(job: Job): void {
+    this.items.push(job);
+  }
+  shift(): Job | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const job = this.items[this.head]!;
+    this.items[this.head++] = undefined as unknown as Job; // let it go
+    if (this.head === this.items.length) { this.items = []; this.head = 0; } else if (this.head >= 4096 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return job;
+  }
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
 export class BeaconSender {
-  private readonly queue: Job[] = [];
+  private readonly queue = new JobQueue();
   private running = 0;
   private readonly waiters: Array<() => void> = [];
   private pendingMarks = 0;
@@ -102,7 +132,7 @@ export class BeaconSender {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.queue.length = 0;
+    this.queue.clear();
     for (const timer of this.retries) clearTimeout(timer);
     this.running -= this.retries.size;
     this.retries.clear();
