@@ -54,8 +54,12 @@ function inflated(packed: string): string {
   return inflateRawSync(bytes).toString('utf8');
 }
 
-/** Unpacked lists, bounded: the same break's beacons fire for several segments in a row. */
-const unpacked = new LRUCache<string, TrackingEvents[]>({ max: 2000 });
+/**
+ * Unpacked lists, a few: one segment's beacons read their break's lists once (segment-route memoises them per request),
+ * and with thousands of viewers each viewer's next beacon comes seconds later, long after a cache of any affordable size
+ * has moved on (2,000 lists held ~4 MB for few hits at 6,000 viewers with their segments and beacons).
+ */
+const unpacked = new LRUCache<string, TrackingEvents[]>({ max: 64 });
 
 /** The packed lists, or undefined when the text is not a packed list (a bug or a foreign record: no beacons then). */
 export function unpackTracking(packed: string): TrackingEvents[] | undefined {

@@ -31,3 +31,23 @@ describe('beacon sender close', () => {
     expect(hits).toBe(1);
   });
 });
+
+describe('beacon sender timeouts', () => {
+  it('gives up on a tracking server that never answers, after its timeout, and many beacons queue in order', async () => {
+    const silent = http.createServer(() => undefined); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const results: string[] = [];
+    const beacons = new BeaconSender(new MemorySessionStore(), { timeoutMs: 200, retries: 0, concurrency: 2, onResult: (r) => results.push(r) });
+    try {
+      const started = Date.now();
+      for (let i = 0; i < 6; i++) beacons.fire(`s:a:${i}:start`, [`http://127.0.0.1:${(silent.address() as AddressInfo).port}/t${i}`]);
+      await beacons.idle();
+      expect(results).toEqual(Array(6).fill('failed'));
+      expect(Date.now() - started).toBeLessThan(3000); // 3 rounds of 2 at 200 ms each, not a default timeout of seconds
+    } finally {
+      await beacons.close();
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+});
