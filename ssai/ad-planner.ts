@@ -61,7 +61,7 @@ export interface AvailRecord {
   contentOffsetSeconds?: number;
   /**
    * the ads' ids, joined by NUL, when they are kept apart from `ads` (whose adId is then ''): read them with
-   * adIdOf(record, adIndex) (ssai/packed-tracking.ts)
+   * adIdsOf(record) (ssai/packed-tracking.ts)
    */
   adIds?: string;
   /** the ads' tracking events, packed (ssai/packed-tracking.ts): read them with trackingOf(record, adIndex) */

@@ -3,7 +3,7 @@
 import { closestTrack, type AdPlanner, type AvailRecord, type CreativePlan, type CreativeTrack } from './ad-planner.js';
 import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
 import type { MediaPlaylist } from './playlist-scanner.js';
-import { adIdOf } from './packed-tracking.js';
+import { adIdsOf } from './packed-tracking.js';
 
 /**
  * An avail decided on one track placed on another: by program date time when both carry it (tracks may number
@@ -24,6 +24,8 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
   }
   const ads: PlannedAd[] = [];
   const contentMapped = pl.segments.some((s) => s.map !== undefined);
+  // split once per record, not once per ad (the playlist's hot path)
+  const adIds = adIdsOf(record);
   for (const [adIndex, ad] of record.ads.entries()) {
     const plan = await planner.plan(ad.creativeKey);
     if (!plan) return undefined; // the shared creative record expired: play content rather than half a break
@@ -31,7 +33,7 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
     // An ad in another container than the content (fMP4 under TS content, or the reverse) would break the stream
     // (HLS cannot unset an EXT-X-MAP): play the content instead (issue 19 point 1).
     if (entry.kind !== 'subtitles' && track && (track.mapUri !== undefined) !== contentMapped) return undefined;
-    const planned: PlannedAd = { id: adIdOf(record, adIndex), duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
+    const planned: PlannedAd = { id: adIds[adIndex] ?? '', duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
     if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
     if (ad.slate) planned.slate = true;
     ads.push(planned);

@@ -97,10 +97,14 @@ export function trackingOf(record: Pick<AvailRecord, 'ads' | 'tracking'>, adInde
 /** Joins the ad ids kept apart (an id holding it would only lose that character: the playlist strips it anyway). */
 const AD_ID_SEPARATOR = '\u0000';
 
-/** The id of a record's ad: from the ids kept apart, or from the ad itself (records stored before). */
+/** The ids of a record's ads, in order: from the ids kept apart, or from the ads themselves (records stored before). */
+export function adIdsOf(record: Pick<AvailRecord, 'ads' | 'adIds'>): string[] {
+  return record.adIds === undefined ? record.ads.map((a) => a.adId) : record.adIds.split(AD_ID_SEPARATOR);
+}
+
+/** The id of one ad of a record (adIdsOf once, where every ad is read). */
 export function adIdOf(record: Pick<AvailRecord, 'ads' | 'adIds'>, adIndex: number): string {
-  if (record.adIds === undefined) return record.ads[adIndex]?.adId ?? '';
-  return record.adIds.split(AD_ID_SEPARATOR)[adIndex] ?? '';
+  return adIdsOf(record)[adIndex] ?? '';
 }
 
 /**

@@ -6,7 +6,7 @@ import type { BeaconSender } from './beacons.js';
 import { ssaiError } from './errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
-import { adIdOf, trackingOf } from './packed-tracking.js';
+import { adIdsOf, trackingOf } from './packed-tracking.js';
 import type { SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
@@ -87,6 +87,7 @@ export class SegmentRoutes {
       avails: records.filter((r) => !r.retired).map((r) => {
         let offset = 0;
         const shift = insertedBefore(r);
+        const ids = adIdsOf(r);
         const startMs = r.startPdtMs === undefined ? undefined : r.startPdtMs + shift * 1000;
         return {
           availId: r.id, index: r.index, duration: r.duration,
@@ -103,7 +104,7 @@ export class SegmentRoutes {
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],
             }));
-            return { adId: adIdOf(r, adIndex), creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
+            return { adId: ids[adIndex] ?? '', creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
       }),
