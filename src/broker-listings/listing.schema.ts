@@ -1,4 +1,4 @@
-// Listing (spec 2.9, 4.4) plus the README extension: `playlist` or `vod` names what the listing plays.
+// Listing (spec 2.9, 4.4) plus the extension of docs/broker.md: `playlist` or `vod` names what the listing plays.
 import { z } from 'zod';
 import { attachedMetaShape } from '../meta-groups/attached-meta.js';
 import { httpUrl } from '../broker-channels/broker-channel.schema.js';

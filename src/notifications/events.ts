@@ -1,5 +1,5 @@
 // Builders of the events of notification.schema.ts, so each hook where a change is written stays one line:
-// `await notify(tx, workflowStatusEvent(...))`. The payloads here are the ones the README documents.
+// `await notify(tx, workflowStatusEvent(...))`. The payloads here are the ones docs/notifications.md documents.
 import type { NotificationEvent } from './notification.schema.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();

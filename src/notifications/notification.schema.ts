@@ -1,4 +1,4 @@
-// Subscription bodies (spec 2.15, 4.1) and the catalogue of notification events (issue 16; the README lists them).
+// Subscription bodies (spec 2.15, 4.1) and the catalogue of notification events (issue 16; docs/notifications.md lists them).
 import { z } from 'zod';
 
 export const SUBSCRIPTION_TYPES = ['https', 'email'] as const;

@@ -1,4 +1,4 @@
-// Every event kind reaches a confirmed webhook, emitted where the change is written (issue 16; README "Notifications").
+// Every event kind reaches a confirmed webhook, emitted where the change is written (issue 16; docs/notifications.md).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
