@@ -1,6 +1,6 @@
 // The packager part (DESIGN.md): runs started channels for real in this process and serves their HLS on /live.
 // Registered as ctx.services.channelRuntime, the interface the live control plane calls.
-import { copyFile, link, mkdir } from 'node:fs/promises';
+import { copyFile, link, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createLiveMetrics } from './live-metrics.js';
@@ -12,6 +12,7 @@ import { LiveRuntime } from './live-runtime.js';
 import { liveMount } from './hls/live-mount.js';
 import { newId } from '../src/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
+import { probeMedia } from '../vod-encoder/probe.js';
 import type { EngineContext } from '../src/context.js';
 import type { ChannelSpec } from './channel-runtime.js';
 import { livePackagers, STALE_MS } from '../src/channels/channel-command.store.js';
@@ -27,19 +28,28 @@ const METRIC_RETENTION_MS = 15 * 24 * 3600_000;
 /** how often a packager looks for channels of gone packagers (a gone one is noticed after STALE_MS without beats) */
 const SWEEP_MS = 3_000;
 
-/** Spec 2.12: the merged archive as a VOD source with status `archive` (its file doubles as the upload, so it can be encoded). */
+/**
+ * Spec 2.12: the merged archive as a VOD source with status `archive` (its file doubles as the upload, so it can be
+ * encoded). Titled by the workflow's name, with the duration, picture size and file size a library lists (an archive
+ * has no encode records to read them from).
+ */
 async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
   const vod = ctx.services.vod;
   if (!vod) return; // an engine without the VOD part keeps the archive file only
   const guid = newId();
   const originalName = `${info.spec.workflowId}.mp4`;
+  const source = path.join(vod.mediaDir, info.relativePath);
+  const workflow = await ctx.store.db.selectFrom('workflows').select('name').where('id', '=', info.spec.workflowId).executeTakeFirst();
+  const probed = await probeMedia(source);
+  const picture = probed.ok ? { width: probed.value.width, height: probed.value.height } : {};
+  const sizeBytes = await stat(source).then((s) => s.size, () => undefined);
   await vod.store.create(info.spec.organizationId, guid, {
-    type: 'source', title: `Archive of channel ${info.spec.workflowId}`, originalFileName: originalName,
-    description: `Archive of the channel of workflow ${info.spec.workflowId}`, custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds },
+    type: 'source', title: `Archive of ${workflow?.name ?? `channel ${info.spec.workflowId}`}`, originalFileName: originalName,
+    description: `Archive of the channel of workflow ${info.spec.workflowId}`,
+    custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds, ...picture, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
   }, false);
   const stored = storedFileName(originalName, ctx.clock.nowMs());
   await mkdir(vod.uploadsDir, { recursive: true });
-  const source = path.join(vod.mediaDir, info.relativePath);
   const target = path.join(vod.uploadsDir, stored);
   await link(source, target).catch(() => copyFile(source, target));
   await vod.store.setSourceFile(guid, stored, originalName, 'archive');

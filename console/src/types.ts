@@ -74,6 +74,7 @@ export interface VodInfo {
   width: number | null;
   height: number | null;
   captions: { status: string; reason?: string; language?: string; vttUrl?: string; cues?: number } | null;
+  meta?: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }

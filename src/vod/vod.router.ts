@@ -12,6 +12,13 @@ import type { VodSource } from './vod.store.js';
 import type { VodService } from './vod.service.js';
 
 /** GET /broker/vod/list/{guid}/info and the items of GET /broker/vod/list. */
+/** A number the packager recorded in an archive's custom_data (an archive has no encode records until it is encoded). */
+function listedNumber(source: VodSource, name: 'durationSec' | 'width' | 'height'): number | null {
+  const custom = source.meta.custom_data;
+  const value = custom && typeof custom === 'object' ? (custom as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
 export function infoRecord(source: VodSource): Record<string, unknown> {
   const r = source.records;
   return {
@@ -29,9 +36,9 @@ export function infoRecord(source: VodSource): Record<string, unknown> {
     hlsUrl: r?.formats.hasHls ? r.formats.hls.cdnUrl : null,
     dashUrl: r?.formats.hasDash ? r.formats.dash.cdnUrl : null,
     mp4Urls: r?.formats.mp4.map((m) => m.cdnUrl) ?? [],
-    duration: r ? r.durationSec : null,
-    width: r?.formats.hls.variants.reduce((m, v) => Math.max(m, v.width), 0) ?? null,
-    height: r?.formats.hls.variants.reduce((m, v) => Math.max(m, v.height), 0) ?? null,
+    duration: r ? r.durationSec : listedNumber(source, 'durationSec'),
+    width: r ? r.formats.hls.variants.reduce((m, v) => Math.max(m, v.width), 0) : listedNumber(source, 'width'),
+    height: r ? r.formats.hls.variants.reduce((m, v) => Math.max(m, v.height), 0) : listedNumber(source, 'height'),
     captions: source.captions,
     createdAt: new Date(source.createdAt).toISOString(),
     updatedAt: new Date(source.updatedAt).toISOString(),

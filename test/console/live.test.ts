@@ -34,6 +34,7 @@ describe.skipIf(!chromium)('live channels in the console', () => {
         body: { name: 'Own outputs', type: 'live', source_url: `${engine.ctx.config.publicUrl}/live/`, ad_server: 'http://127.0.0.1:9/vast?cb=[cachebuster]' },
       })).body.guid as string;
       const blueprint = tinyBlueprint('mp4-loop-test');
+      blueprint.createArchives = true;
       blueprint.settings = { ...blueprint.settings, adServers: [{ destinationRefId: 'hls-origin', adServerId: adinsert }] };
       await page.route('**/blueprints/mp4-loop-test', (route) => route.fulfill({ json: blueprint }));
       await signIn(page);
@@ -76,6 +77,37 @@ describe.skipIf(!chromium)('live channels in the console', () => {
       await page.getByRole('button', { name: 'Stop', exact: true }).click();
       await expect.poll(status, { timeout: 60_000, message: 'the channel reaches DONE' }).toBe('DONE');
       await screenshot(page, 'channel-desktop');
+
+      // A DONE channel starts as a copy, and says so before it does: declined, nothing starts; accepted, the copy
+      // starts and its page opens.
+      const workflowCount = async () => ((await engine.api('GET', '/workflows', { headers: auth })).body.items as unknown[]).length;
+      const before = await workflowCount();
+      const startCopy = page.getByRole('button', { name: 'Start a copy', exact: true });
+      expect(await startCopy.getAttribute('title')).toContain('creates a copy of the workflow');
+      let asked = '';
+      page.once('dialog', (dialog) => { asked = dialog.message(); void dialog.dismiss(); });
+      await startCopy.click();
+      await expect.poll(() => asked).toContain('starts the copy');
+      expect(await workflowCount()).toBe(before);
+      page.once('dialog', (dialog) => void dialog.accept());
+      await startCopy.click();
+      await expect.poll(() => decodeURIComponent(page.url().split('/live/channels/')[1] ?? ''), { message: "the copy's page opens" }).not.toBe(workflowId);
+      const copyId = decodeURIComponent(page.url().split('/live/channels/')[1] ?? '');
+      expect((await engine.api('GET', `/workflows/${copyId}`, { headers: auth })).body.name).toBe('Console channel');
+      expect(await workflowCount()).toBe(before + 1);
+      const copyStatus = async () => (await engine.api('GET', `/channels/${copyId}`, { headers: auth })).body.channelStatus as string;
+      await expect.poll(copyStatus, { timeout: 60_000, message: 'the copy runs' }).toBe('RUNNING');
+      expect((await engine.api('DELETE', '/channels', { headers: auth, body: { workflows: [copyId] } })).status).toBe(200);
+      await expect.poll(copyStatus, { timeout: 60_000, message: 'the copy stops' }).toBe('DONE');
+
+      // Its archive is in the library under the workflow's name, with its duration and picture size.
+      const archives = (await engine.api('GET', '/broker/vod/list?status=archive')).body.data as Array<{ guid: string; meta: { custom_data?: { workflowId?: string } } }>;
+      const archive = archives.find((a) => a.meta.custom_data?.workflowId === workflowId);
+      expect(archive, 'the archive is listed').toBeDefined();
+      await goTo(page, 'Video on demand');
+      const archiveCells = page.locator(`[data-vod="${archive!.guid}"] td`);
+      await expect.poll(() => archiveCells.allTextContents()).toEqual(['Archive of Console channel', 'archive', '—', expect.stringMatching(/^\d+:\d\d$/), '320×180', expect.any(String)]);
+      expect(await page.locator('thead th').allTextContents()).toContain('Resolution');
 
       // Back on the list: the filters find it by tag and by status, and not by a status it does not have.
       await goTo(page, 'Workflows');

@@ -82,6 +82,14 @@ describe.skipIf(!chromium)('VOD in the console', () => {
       expect(renditions.slice(1).some((r) => r.startsWith('180p'))).toBe(true);
       const formats = page.getByRole('table', { name: 'Formats record' });
       await expect.poll(() => formats.textContent()).toContain('mp4_output_180');
+      // Each column holds what its header says: the picture size under Resolution, the MP4's bytes under File size, and
+      // the link names the file.
+      expect(await formats.locator('thead th').allTextContents()).toEqual(['Media type', 'Resolution', 'Bit rate', 'File size', 'Link']);
+      const record = (await engine.api('GET', `/broker/vod/list/${guid}`)).body.data as { mp4: Array<{ mediaType: string; width: number; height: number; size: number; cdnUrl: string }> };
+      const mp4 = record.mp4.find((m) => m.mediaType === 'mp4_output_180')!;
+      const cells = await formats.locator('tbody tr').filter({ hasText: 'mp4_output_180' }).locator('td').allTextContents();
+      expect(cells).toEqual(['mp4_output_180', `${mp4.width}×${mp4.height}`, expect.any(String), `${(mp4.size / 1e6).toFixed(1)} MB`, mp4.cdnUrl.split('/').pop()]);
+      expect(await formats.getByRole('link', { name: mp4.cdnUrl.split('/').pop() }).getAttribute('href')).toBe(mp4.cdnUrl);
       await screenshot(page, 'vod-detail-desktop');
       expect(problems).toEqual([]);
     } finally {

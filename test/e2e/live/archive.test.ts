@@ -51,7 +51,10 @@ describe('channel archives', () => {
     const archives = await engine.api('GET', '/broker/vod/list?status=archive');
     const listed = (archives.body.data as Array<Record<string, any>>).filter((v) => JSON.stringify(v).includes(id));
     expect(listed).toHaveLength(1);
-    expect(JSON.stringify(listed[0])).toContain('archive');
+    // the library shows it by the workflow's name, with the duration, picture size and file size of the merged MP4
+    const bytes = fs.statSync(path.join(engine.dataDir, 'media', 'archives', `${id}.mp4`)).size;
+    expect(listed[0]).toMatchObject({ status: 'archive', title: 'Archive of Archived', width: 320, height: 180, meta: { custom_data: { workflowId: id, sizeBytes: bytes } } });
+    expect(Math.abs(listed[0]!.duration - seconds)).toBeLessThanOrEqual(0.5);
   });
 
   it('records the archive groups of a blueprint that also has an HLS destination, while the HLS output plays', { timeout: 120_000 }, async () => {

@@ -9,7 +9,7 @@ import { useAction, useLoad } from '../../hooks';
 import { href, navigate } from '../../router';
 import type { ChannelDetail, GraphAnswer } from '../../types';
 import { WorkflowSchedule } from './workflow-schedule';
-import { startChannel, stopChannel } from './workflows';
+import { COPY_NOTE, startChannel, startLabel, stopChannel } from './workflows';
 
 const METRICS = ['NETWORK_IN', 'NETWORK_OUT', 'DROPPED_FRAMES', 'ACTIVE_ALERTS', 'INPUT_VIDEO_FRAME_RATE', 'FILL_MS', 'UDP_INPUT_LOSS', 'SVQ_TIME'] as const;
 const BUSY = new Set(['PROVISIONING', 'STARTING', 'STOPPING', 'DELETING']);
@@ -85,6 +85,11 @@ export function ChannelPage(props: { workflowId: string }) {
   const action = useAction();
   const c = channel.data;
   const act = (fn: () => Promise<void>) => void action.run(async () => { await fn(); channel.reload(); });
+  // a DONE channel starts as a copy, a new workflow: go to the copy's page
+  const start = (status: string) => act(async () => {
+    const started = await startChannel(props.workflowId, status);
+    if (started && started !== props.workflowId) navigate(`/live/channels/${encodeURIComponent(started)}`);
+  });
   const switchTo = (input: string) => act(async () => { await api('POST', `/channels/${id}/input-switch`, { input }); });
   const remove = () => {
     if (!confirm('Delete this workflow? A running channel is stopped first.')) return;
@@ -95,7 +100,7 @@ export function ChannelPage(props: { workflowId: string }) {
       title={c ? c.name : 'Channel'}
       actions={c ? (
         <>
-          <button type="button" class="primary" disabled={action.busy || !(c.channelStatus === 'READY' || c.channelStatus === 'DONE')} onClick={() => act(() => startChannel(props.workflowId))}>Start</button>
+          <button type="button" class="primary" disabled={action.busy || !(c.channelStatus === 'READY' || c.channelStatus === 'DONE')} title={c.channelStatus === 'DONE' ? COPY_NOTE : undefined} onClick={() => start(c.channelStatus)}>{startLabel(c.channelStatus)}</button>
           <button type="button" disabled={action.busy || !['RUNNING', 'STARTING', 'PROVISIONING', 'STOP_FAILED'].includes(c.channelStatus)} onClick={() => act(() => stopChannel(props.workflowId))}>Stop</button>
           <button type="button" class="danger" disabled={action.busy || BUSY.has(c.channelStatus)} onClick={remove}>Delete</button>
         </>

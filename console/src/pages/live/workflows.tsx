@@ -11,8 +11,17 @@ export const WORKFLOW_STATUSES = ['READY', 'PROVISIONING', 'STARTING', 'RUNNING'
 const STARTABLE = new Set(['READY', 'DONE']);
 const STOPPABLE = new Set(['RUNNING', 'STARTING', 'PROVISIONING', 'STOP_FAILED']);
 
-export async function startChannel(id: string): Promise<void> {
-  await api('POST', '/channels', { workflows: [id] });
+/** What starting a workflow in this status does, as its button says it: a DONE one is copied and the copy started. */
+export function startLabel(status: string): string {
+  return status === 'DONE' ? 'Start a copy' : 'Start';
+}
+export const COPY_NOTE = 'This channel has ended. Starting it again creates a copy of the workflow (same blueprint and settings, a new id) and starts the copy; this one stays DONE, with its archive.';
+
+/** Starts a channel, asking first when that starts a copy; answers the workflow that started (the copy), or null when declined. */
+export async function startChannel(id: string, status: string): Promise<string | null> {
+  if (status === 'DONE' && !confirm(COPY_NOTE)) return null;
+  const answer = await api<{ items: Array<{ workflowId: string }> }>('POST', '/channels', { workflows: [id] });
+  return answer.items[0]?.workflowId ?? id;
 }
 export async function stopChannel(id: string): Promise<void> {
   await api('DELETE', '/channels', { workflows: [id] });
@@ -67,7 +76,7 @@ export function WorkflowsPage() {
               <td>{w.region}</td>
               <td>{when(w.created)}</td>
               <td class="row">
-                <button type="button" class="small" disabled={action.busy || !STARTABLE.has(w.status)} onClick={() => act(() => startChannel(w.id))} aria-label={`Start ${w.name}`}>Start</button>
+                <button type="button" class="small" disabled={action.busy || !STARTABLE.has(w.status)} onClick={() => act(async () => { await startChannel(w.id, w.status); })} aria-label={w.status === 'DONE' ? `Start a copy of ${w.name}` : `Start ${w.name}`} title={w.status === 'DONE' ? COPY_NOTE : undefined}>{startLabel(w.status)}</button>
                 <button type="button" class="small" disabled={action.busy || !STOPPABLE.has(w.status)} onClick={() => act(() => stopChannel(w.id))} aria-label={`Stop ${w.name}`}>Stop</button>
               </td>
             </tr>

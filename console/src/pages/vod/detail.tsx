@@ -21,6 +21,17 @@ interface Formats {
 
 const MOVING = new Set(['created', 'uploaded', 'queued', 'encoding']);
 
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+/** The last part of a URL's path: what a link to one file says. */
+const fileName = (url: string) => decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || url);
+
+/** The source's file name, with the size the packager recorded for an archive (which has no formats record until encoded). */
+function sourceFile(v: VodInfo): string {
+  const custom = v.meta?.custom_data;
+  const size = custom && typeof custom === 'object' ? (custom as Record<string, unknown>).sizeBytes : undefined;
+  return `${v.originalFileName ?? '—'}${typeof size === 'number' ? ` (${megabytes(size)})` : ''}`;
+}
+
 /**
  * The player's source changes only when the media does: a re-encode writes a new folder (a new URL), captions rewrite
  * the master in place, so their state goes in a query (past the 5 s manifest cache). Any other update leaves the
@@ -42,13 +53,13 @@ function FormatsRecord(props: { guid: string; updatedAt: string }) {
         <>
           <p>HLS {f.hasHls ? '✓' : '—'} · DASH {f.hasDash ? '✓' : '—'} · MP4 {f.hasMp4 ? '✓' : '—'} · thumbnails {f.hasThumbs ? '✓' : '—'}</p>
           <Table label="Formats record">
-            <thead><tr><th>Media type</th><th>Size</th><th>Bit rate</th><th>URL</th></tr></thead>
+            <thead><tr><th>Media type</th><th>Resolution</th><th>Bit rate</th><th>File size</th><th>Link</th></tr></thead>
             <tbody>
-              {f.hasHls ? <tr><td>hls_master</td><td>—</td><td>—</td><td><a href={f.hls.cdnUrl}>master.m3u8</a></td></tr> : null}
-              {f.hls.variants.map((v) => <tr key={v.mediaType}><td>{v.mediaType}</td><td>{v.width}×{v.height}</td><td>{v.bitRate}</td><td><a href={v.cdnUrl}>playlist</a></td></tr>)}
-              {f.hasDash ? <tr><td>dash_manifest</td><td>—</td><td>—</td><td><a href={f.dash.cdnUrl}>manifest.mpd</a></td></tr> : null}
-              {f.dash.variants.map((v) => <tr key={v.mediaType}><td>{v.mediaType}</td><td>{v.width}×{v.height}</td><td>{v.bitRate}</td><td>—</td></tr>)}
-              {f.mp4.map((m) => <tr key={m.mediaType}><td>{m.mediaType}</td><td>{m.width}×{m.height}</td><td>{m.bitRate}</td><td><a href={m.cdnUrl}>{(m.size / 1e6).toFixed(1)} MB</a></td></tr>)}
+              {f.hasHls ? <tr><td>hls_master</td><td>—</td><td>—</td><td>—</td><td><a href={f.hls.cdnUrl}>master.m3u8</a></td></tr> : null}
+              {f.hls.variants.map((v) => <tr key={v.mediaType}><td>{v.mediaType}</td><td>{v.width}×{v.height}</td><td>{v.bitRate}</td><td>—</td><td><a href={v.cdnUrl}>{fileName(v.cdnUrl)}</a></td></tr>)}
+              {f.hasDash ? <tr><td>dash_manifest</td><td>—</td><td>—</td><td>—</td><td><a href={f.dash.cdnUrl}>manifest.mpd</a></td></tr> : null}
+              {f.dash.variants.map((v) => <tr key={v.mediaType}><td>{v.mediaType}</td><td>{v.width}×{v.height}</td><td>{v.bitRate}</td><td>—</td><td>—</td></tr>)}
+              {f.mp4.map((m) => <tr key={m.mediaType}><td>{m.mediaType}</td><td>{m.width}×{m.height}</td><td>{m.bitRate}</td><td>{megabytes(m.size)}</td><td><a href={m.cdnUrl}>{fileName(m.cdnUrl)}</a></td></tr>)}
             </tbody>
           </Table>
         </>
@@ -89,7 +100,7 @@ export function VodDetailPage(props: { guid: string }) {
               </>
             ) : null}
             <dt>Duration</dt><dd>{duration(v.duration)}</dd>
-            <dt>File</dt><dd>{v.originalFileName ?? '—'}</dd>
+            <dt>File</dt><dd>{sourceFile(v)}</dd>
             <dt>Captions</dt><dd data-testid="captions-state">{v.captions ? `${v.captions.status}${v.captions.cues !== undefined ? ` (${v.captions.cues} cues)` : ''}${v.captions.reason ? `: ${v.captions.reason}` : ''}` : 'none'}</dd>
           </dl>
           <div class="row">

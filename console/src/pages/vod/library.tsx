@@ -40,7 +40,7 @@ export function VodLibraryPage() {
       <Loading loading={list.loading} />
       <Alert error={list.error} />
       <Table label="VOD library">
-        <thead><tr><th>Title</th><th>Status</th><th>Progress</th><th>Duration</th><th>Size</th><th>Created</th></tr></thead>
+        <thead><tr><th>Title</th><th>Status</th><th>Progress</th><th>Duration</th><th>Resolution</th><th>Created</th></tr></thead>
         <tbody>
           {items.map((v) => (
             <tr key={v.guid} data-vod={v.guid} data-status={v.status}>
