@@ -1,7 +1,8 @@
 // The README's ten-minute tour, run as a reader would: its shell blocks in order, in one bash, against the real
-// `engine` command started as the tour says, then docs/broker.md's virtual channel, which continues that shell
-// (issue 26: every README command works and follows DATA_DIR). curl fails on an HTTP error status here, and the shell
-// stops at the first failing command, so a block that only "prints something" must also succeed.
+// `engine` command started as the tour says, then docs/broker.md's virtual channel, which continues that shell, and
+// docs/api.md's curl session (issue 26: every README command works and follows DATA_DIR). curl fails on an HTTP error
+// status here, and the shell stops at the first failing command, so a block that only "prints something" must also
+// succeed.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,7 +91,10 @@ describe('the README tour', () => {
     const tour = shellBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), '## A ten-minute tour');
     expect(tour[0]?.trim()).toBe(START);
     const broker = shellBlocks(fs.readFileSync(path.join(root, 'docs/broker.md'), 'utf8'), '# Broker channel manager: channels, listings, playlists, virtual channels');
-    const steps = [...tour.slice(1), ...broker];
+    // docs/api.md's sign-in, key, private call and refresh stand alone (they set the same names again): run last
+    const apiPage = shellBlocks(fs.readFileSync(path.join(root, 'docs/api.md'), 'utf8'), '## Use it with curl');
+    expect(apiPage).toHaveLength(1);
+    const steps = [...tour.slice(1), ...broker, ...apiPage];
     expect(steps.length).toBeGreaterThanOrEqual(5);
     const script = [
       'set -euo pipefail',
@@ -114,6 +118,7 @@ describe('the README tour', () => {
     expect(Number(probed)).toBeGreaterThan(10);
     expect(run.output).toMatch(/\/v1\/segment\//);
     expect(run.output).toContain('"status":"complete"');
+    expect(run.output).toContain('Item was created successfully'); // docs/api.md: the private path took the key
     // the files the tour wrote: in .scratch/ and under DATA_DIR, none in the checkout's root
     for (const name of ['clip.mp4', 'demo.json', 'archive.mp4']) {
       expect(fs.existsSync(path.join(root, '.scratch', name)), name).toBe(true);
