@@ -84,6 +84,7 @@ describe.skipIf(!chromium)('live channels in the console', () => {
       const before = await workflowCount();
       const startCopy = page.getByRole('button', { name: 'Start a copy', exact: true });
       expect(await startCopy.getAttribute('title')).toContain('creates a copy of the workflow');
+      await screenshot(page, 'channel-done-desktop');
       let asked = '';
       page.once('dialog', (dialog) => { asked = dialog.message(); void dialog.dismiss(); });
       await startCopy.click();
@@ -108,6 +109,7 @@ describe.skipIf(!chromium)('live channels in the console', () => {
       const archiveCells = page.locator(`[data-vod="${archive!.guid}"] td`);
       await expect.poll(() => archiveCells.allTextContents()).toEqual(['Archive of Console channel', 'archive', '—', expect.stringMatching(/^\d+:\d\d$/), '320×180', expect.any(String)]);
       expect(await page.locator('thead th').allTextContents()).toContain('Resolution');
+      await screenshot(page, 'vod-library-archive-desktop');
 
       // Back on the list: the filters find it by tag and by status, and not by a status it does not have.
       await goTo(page, 'Workflows');
