@@ -9,7 +9,7 @@ import { useAction, useLoad } from '../../hooks';
 import { href, navigate } from '../../router';
 import type { ChannelDetail, GraphAnswer } from '../../types';
 import { WorkflowSchedule } from './workflow-schedule';
-import { COPY_NOTE, startChannel, startLabel, stopChannel } from './workflows';
+import { COPY_NOTE, startChannel, startLabel, stopChannel, STOPPABLE } from './workflows';
 
 const METRICS = ['NETWORK_IN', 'NETWORK_OUT', 'DROPPED_FRAMES', 'ACTIVE_ALERTS', 'INPUT_VIDEO_FRAME_RATE', 'FILL_MS', 'UDP_INPUT_LOSS', 'SVQ_TIME'] as const;
 const BUSY = new Set(['PROVISIONING', 'STARTING', 'STOPPING', 'DELETING']);
@@ -101,7 +101,7 @@ export function ChannelPage(props: { workflowId: string }) {
       actions={c ? (
         <>
           <button type="button" class="primary" disabled={action.busy || !(c.channelStatus === 'READY' || c.channelStatus === 'DONE')} title={c.channelStatus === 'DONE' ? COPY_NOTE : undefined} onClick={() => start(c.channelStatus)}>{startLabel(c.channelStatus)}</button>
-          <button type="button" disabled={action.busy || !['RUNNING', 'STARTING', 'PROVISIONING', 'STOP_FAILED'].includes(c.channelStatus)} onClick={() => act(() => stopChannel(props.workflowId))}>Stop</button>
+          <button type="button" disabled={action.busy || !STOPPABLE.has(c.channelStatus)} onClick={() => act(() => stopChannel(props.workflowId))}>Stop</button>
           <button type="button" class="danger" disabled={action.busy || BUSY.has(c.channelStatus)} onClick={remove}>Delete</button>
         </>
       ) : null}

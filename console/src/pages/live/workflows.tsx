@@ -9,7 +9,8 @@ import type { WorkflowItem } from '../../types';
 
 export const WORKFLOW_STATUSES = ['READY', 'PROVISIONING', 'STARTING', 'RUNNING', 'STOPPING', 'DELETING', 'DONE', 'START_FAILED', 'STOP_FAILED'];
 const STARTABLE = new Set(['READY', 'DONE']);
-const STOPPABLE = new Set(['RUNNING', 'STARTING', 'PROVISIONING', 'STOP_FAILED']);
+// the engine refuses a stop while a start is under way (409 WORKFLOW_LOCKED): the button waits for RUNNING or a failure
+export const STOPPABLE = new Set(['RUNNING', 'STOP_FAILED']);
 
 /** What starting a workflow in this status does, as its button says it: a DONE one is copied and the copy started. */
 export function startLabel(status: string): string {
