@@ -13,9 +13,31 @@ const DOCS_PAGE = `<!doctype html>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script></body></html>`;
 
+/** What `GET /` tells a program that asks for JSON: where the API, its description and the console are. */
+export const API_INDEX = {
+  name: 'Media pipeline engine',
+  console: '/console/',
+  openapi: '/openapi.json',
+  docs: '/docs',
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
+  playback: '/v1/',
+} as const;
+
 /** Health, readiness, metrics, the OpenAPI document and the docs page (swagger-ui from node_modules, no CDN). */
 export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
   return (app: express.Express): void => {
+    // A person at the root wants the console; a program that asks for JSON gets the index of the API.
+    app.get('/', (req, res) => {
+      res.locals.routePath = '/';
+      res.setHeader('Vary', 'Accept');
+      if (req.accepts(['html', 'json']) === 'json') {
+        res.json(API_INDEX);
+        return;
+      }
+      res.redirect(302, '/console/');
+    });
     app.get('/healthz', (_req, res) => {
       res.locals.routePath = '/healthz';
       res.json({ status: 'ok' });

@@ -9,6 +9,21 @@ describe('health, metrics, OpenAPI and configuration', () => {
   });
   afterAll(async () => engine?.close());
 
+  it('sends a browser at / to the console and a JSON caller to the index of the API', async () => {
+    for (const accept of ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', '*/*', '']) {
+      const page = await fetch(`${engine.url}/`, { redirect: 'manual', headers: accept ? { Accept: accept } : {} });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toBe('/console/');
+    }
+    const index = await engine.api('GET', '/', { headers: { Accept: 'application/json' } });
+    expect(index.status).toBe(200);
+    expect(index.body).toMatchObject({ console: '/console/', openapi: '/openapi.json', docs: '/docs', healthz: '/healthz', readyz: '/readyz', metrics: '/metrics', playback: '/v1/' });
+    // every address the index names answers on this engine
+    for (const address of ['/openapi.json', '/docs', '/healthz', '/readyz', '/metrics']) {
+      expect((await fetch(`${engine.url}${address}`)).status, address).toBe(200);
+    }
+  });
+
   it('answers /healthz and /readyz with the database reachable', async () => {
     expect((await engine.api('GET', '/healthz')).body).toEqual({ status: 'ok' });
     expect((await engine.api('GET', '/readyz')).body).toEqual({ status: 'ready', database: 'ok' });
