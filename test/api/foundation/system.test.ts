@@ -41,6 +41,18 @@ describe('health, metrics, OpenAPI and configuration', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/auth/authorize'].post.requestBody.content['application/json'].schema.required).toEqual(['email', 'password']);
     expect(doc.paths['/broker/api-keys/{guid}'].get).toBeDefined();
+    // the paths served outside the JSON routes are described too
+    for (const [path, method] of [
+      ['/v1/master/{guid}/{path}', 'get'], ['/v1/session/{guid}/{path}', 'post'], ['/v1/manifest/{guid}/{sessionId}/{n}.m3u8', 'get'],
+      ['/v1/segment/{guid}/{sessionId}/{availId}/{adIndex}/{n}/{segment}', 'get'], ['/v1/tracking/{guid}/{sessionId}', 'get'],
+      ['/live/{workflowId}/{file}', 'get'], ['/linear/{channelGuid}/{token}/{playlist}.m3u8', 'get'], ['/media/{path}', 'get'],
+      ['/broker/upload', 'post'], ['/broker/upload/{uploadId}', 'patch'], ['/broker/private/upload', 'post'],
+      ['/healthz', 'get'], ['/readyz', 'get'], ['/metrics', 'get'],
+    ] as const) {
+      expect(doc.paths[path]?.[method], `${method} ${path}`).toMatchObject({ summary: expect.any(String), responses: expect.any(Object) });
+    }
+    const operationIds = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+    expect(new Set(operationIds).size).toBe(operationIds.length);
     const page = await fetch(`${engine.url}/docs`);
     expect(await page.text()).toContain('/docs/assets/swagger-ui-bundle.js');
     const asset = await fetch(`${engine.url}/docs/assets/swagger-ui-bundle.js`);
