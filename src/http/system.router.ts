@@ -3,6 +3,7 @@ import express from 'express';
 import type { EngineContext } from '../context.js';
 import type { RouteSpec } from './route.js';
 import { buildOpenApi } from './openapi.js';
+import { serveMetrics } from './metrics-endpoint.js';
 
 const require = createRequire(import.meta.url);
 
@@ -33,7 +34,9 @@ export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
       res.locals.routePath = '/';
       res.setHeader('Vary', 'Accept');
       if (req.accepts(['html', 'json']) === 'json') {
-        res.json(API_INDEX);
+        // with a metrics listener of its own, /metrics is not on this port
+        const { metrics, ...rest } = API_INDEX;
+        res.json(ctx.config.metricsPort === undefined ? { ...rest, metrics } : rest);
         return;
       }
       res.redirect(302, '/console/');
@@ -47,15 +50,17 @@ export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
       const database = await ctx.store.ping();
       res.status(database ? 200 : 503).json({ status: database ? 'ready' : 'not-ready', database: database ? 'ok' : 'unreachable' });
     });
-    app.get('/metrics', async (_req, res) => {
-      res.locals.routePath = '/metrics';
-      res.setHeader('Content-Type', ctx.metrics.registry.contentType);
-      res.send(await ctx.metrics.registry.metrics());
-    });
+    if (ctx.config.metricsPort === undefined) {
+      const metrics = serveMetrics(ctx);
+      app.get('/metrics', async (req, res) => {
+        res.locals.routePath = '/metrics';
+        await metrics(req, res);
+      });
+    }
     let document: Record<string, unknown> | undefined;
     app.get('/openapi.json', (_req, res) => {
       res.locals.routePath = '/openapi.json';
-      document ??= buildOpenApi(routes(), ctx.config.publicUrl);
+      document ??= buildOpenApi(routes(), ctx.config.publicUrl, { metricsToken: ctx.config.metricsToken !== undefined });
       res.json(document);
     });
     const swaggerDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();

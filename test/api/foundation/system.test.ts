@@ -81,3 +81,54 @@ describe('health, metrics, OpenAPI and configuration', () => {
     await second.close();
   });
 });
+
+describe('/metrics closed to the public', () => {
+  const TOKEN = 'metrics-token-0123456789';
+
+  it('asks for the METRICS_TOKEN as a bearer token when it is set', async () => {
+    const engine = await startTestEngine({ env: { METRICS_TOKEN: TOKEN } });
+    try {
+      const none = await fetch(`${engine.url}/metrics`);
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(await none.json()).toMatchObject({ status: false, code: 'UNAUTHENTICATED', description: expect.stringContaining('Bearer') });
+      const wrong = await fetch(`${engine.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}x` } });
+      expect(wrong.status).toBe(401);
+      expect((await wrong.json()).description).toContain('not the METRICS_TOKEN');
+      const right = await fetch(`${engine.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect(right.status).toBe(200);
+      expect(await right.text()).toContain('engine_http_requests_total');
+      const doc = (await engine.api('GET', '/openapi.json')).body;
+      expect(doc.paths['/metrics'].get.security).toEqual([{ metricsToken: [] }]);
+      // the rest of the open paths stay open
+      expect((await fetch(`${engine.url}/healthz`)).status).toBe(200);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('serves /metrics only on the METRICS_PORT listener when that is set, behind the token too', async () => {
+    const engine = await startTestEngine({ env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN } });
+    try {
+      expect(engine.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(engine.metricsUrl).not.toBe(engine.url);
+      expect((await fetch(`${engine.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+      expect((await fetch(`${engine.metricsUrl}/metrics`)).status).toBe(401);
+      const right = await fetch(`${engine.metricsUrl}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect(right.status).toBe(200);
+      expect(right.headers.get('content-type')).toContain('text/plain');
+      expect(await right.text()).toContain('engine_http_requests_total');
+      // nothing else is served there
+      expect((await fetch(`${engine.metricsUrl}/healthz`)).status).toBe(404);
+      expect((await engine.api('GET', '/', { headers: { Accept: 'application/json' } })).body.metrics).toBeUndefined();
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('refuses a short METRICS_TOKEN and a bad METRICS_PORT, naming the variable', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrowError(/METRICS_TOKEN/);
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrowError(/METRICS_PORT/);
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+  });
+});
