@@ -33,10 +33,11 @@ export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
     app.get('/', (req, res) => {
       res.locals.routePath = '/';
       res.setHeader('Vary', 'Accept');
-      if (req.accepts(['html', 'json']) === 'json') {
-        // with a metrics listener of its own, /metrics is not on this port
-        const { metrics, ...rest } = API_INDEX;
-        res.json(ctx.config.metricsPort === undefined ? { ...rest, metrics } : rest);
+      // the console is served by the api role only; with a metrics listener of its own, /metrics is not on this port
+      const hasConsole = ctx.config.roles.includes('api');
+      if (!hasConsole || req.accepts(['html', 'json']) === 'json') {
+        const { metrics, console: consolePath, ...rest } = API_INDEX;
+        res.json({ ...rest, ...(hasConsole ? { console: consolePath } : {}), ...(ctx.config.metricsPort === undefined ? { metrics } : {}) });
         return;
       }
       res.redirect(302, '/console/');

@@ -24,6 +24,19 @@ describe('health, metrics, OpenAPI and configuration', () => {
     }
   });
 
+  it('answers the index, not a redirect to a console it lacks, on an instance without the api role', async () => {
+    const ssaiOnly = await startTestEngine({ roles: 'ssai' });
+    try {
+      const root = await fetch(`${ssaiOnly.url}/`, { redirect: 'manual', headers: { Accept: 'text/html' } });
+      expect(root.status).toBe(200);
+      const index = await root.json();
+      expect(index).toMatchObject({ playback: '/v1/', healthz: '/healthz' });
+      expect(index.console).toBeUndefined();
+    } finally {
+      await ssaiOnly.close();
+    }
+  });
+
   it('answers /healthz and /readyz with the database reachable', async () => {
     expect((await engine.api('GET', '/healthz')).body).toEqual({ status: 'ok' });
     expect((await engine.api('GET', '/readyz')).body).toEqual({ status: 'ready', database: 'ok' });
