@@ -303,7 +303,7 @@ export class LiveChannel {
     const now = Date.now();
     for (const file of gone) this.removed.push({ file, at: now });
     try {
-      this.sampler.output(statSync(path.join(this.publicDir, segment.file)).size);
+      this.sampler.segment(segment.renditionId, statSync(path.join(this.publicDir, segment.file)).size, segment.duration);
     } catch {
       /* already gone */
     }

@@ -10,6 +10,7 @@ import type { EnginePart } from '../src/part.js';
 import '../src/channels/channel-runtime.service.js';
 import { LiveRuntime } from './live-runtime.js';
 import { liveMount } from './hls/live-mount.js';
+import { mp4FrontAwaitingSample, SampleMedia } from './sample-media.js';
 import { newId } from '../src/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
 import { probeMedia } from '../vod-encoder/probe.js';
@@ -21,6 +22,8 @@ import type { ChannelState } from './live-channel.js';
 declare module '../src/context.js' {
   interface EngineServices {
     liveRuntime?: LiveRuntime;
+    /** the clip the catalog's MP4 loop blueprint plays, made at start when DATA_DIR lacks it */
+    sampleMedia?: SampleMedia;
   }
 }
 
@@ -96,6 +99,10 @@ export const packagerPart: EnginePart = {
     const push = pushFrontFactory(ctx);
     for (const protocol of PUSH_PROTOCOLS) runtime.fronts.register(protocol, push);
     runtime.fronts.setProtocolResolver((request) => pushProtocolOf(ctx, request));
+    const sample = new SampleMedia({ dataDir: ctx.config.dataDir, ffmpegPath: ctx.config.ffmpegPath, logger: ctx.logger.child({ component: 'packager' }) });
+        runtime.fronts.register('MP4', mp4FrontAwaitingSample(sample));
+    ctx.services.sampleMedia = sample;
+    ctx.onClose(() => sample.close());
     ctx.services.liveRuntime = runtime;
     // before any other part's start (the live part's recovery stops channels cut off mid-start): end the encoders a
     // killed engine left behind, keep what their channels need to resume
@@ -107,6 +114,8 @@ export const packagerPart: EnginePart = {
   start: async (ctx) => {
     const runtime = ctx.services.liveRuntime;
     if (!runtime) return;
+    // in the background: a channel that needs the clip before it is made waits for it
+    ctx.services.sampleMedia?.start();
     // An engine that was killed (or shut down) left channels RUNNING: resume them, or report them failed; never pretend.
     const states = runtime.takeRecovered();
     const running = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db).catch(() => ({ rows: [] as Array<{ id: string }> }));

@@ -15,6 +15,7 @@ import { ensureDefaultOrganization } from './organizations/bootstrap.js';
 import { createApp } from './http/app.js';
 import { setRawSecurityHeaders } from './http/security-headers.js';
 import { systemMount } from './http/system.router.js';
+import { startMetricsListener } from './http/metrics-endpoint.js';
 import type { RouteSpec } from './http/route.js';
 import type { EnginePart } from './part.js';
 import { ENGINE_PARTS } from './parts.js';
@@ -35,6 +36,8 @@ export interface RunningEngine {
   url: string;
   server: http.Server;
   defaultOrganizationId: string;
+  /** the METRICS_PORT listener's base URL, when METRICS_PORT is set */
+  metricsUrl: string | undefined;
   /** set on the first start when ENGINE_ADMIN_PASSWORD was not given */
   generatedAdminPassword: string | undefined;
   close(): Promise<void>;
@@ -106,6 +109,12 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       for (const handle of rawHandlers) if (handle(req, res)) return;
       app(req, res);
     });
+    let metricsUrl: string | undefined;
+    if (config.metricsPort !== undefined) {
+      const listener = await startMetricsListener(ctx, config.metricsPort);
+      closers.push(() => listener.close());
+      metricsUrl = listener.url;
+    }
     for (const part of parts) await part.start?.(ctx);
     logger.info({ url: config.publicUrl, port, roles: config.roles, database: store.dialect, parts: parts.map((p) => p.name) }, 'engine started');
 
@@ -114,6 +123,7 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       ctx,
       url: `http://127.0.0.1:${port}`,
       server,
+      metricsUrl,
       defaultOrganizationId: organizationId,
       generatedAdminPassword: generatedPassword,
       close: () => (closing ??= runClosers(closers, logger)),

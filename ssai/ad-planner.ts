@@ -11,7 +11,7 @@ import type { SessionStore } from './session-store.js';
 import { pickAdsForAvail, type AdDecisionClient, type LinearAd, type MediaFileInfo, type TrackingEvents } from './vast-decision.js';
 import { h264Of, type ContentShape } from './content-shape.js';
 import type { VariantEntry } from './manifest-rewriter.js';
-import type { MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { packRecord } from './packed-tracking.js';
 import type { AdDecisionRequest, AdDecisionResult, VmapBreak } from './vast-decision.js';
@@ -365,7 +365,7 @@ export class AdPlanner {
    * anything but VMAP or fails: cues still apply. The server calls this for ENDLIST playlists without cue avails.
    */
   async vmapAvails(session: SessionRecord, adServerUrl: string, pl: MediaPlaylist): Promise<Avail[]> {
-    if (!pl.endList) return [];
+    if (!isVodPlaylist(pl)) return [];
     const key = keys.vmap(session.id);
     let breaks = (await this.deps.store.get<{ breaks: VmapBreak[] }>(key))?.breaks;
     if (!breaks) {

@@ -3,7 +3,7 @@
 import { request } from 'undici';
 import { probeSegment, type SegmentStreams } from './media-probe.js';
 import { checkPlaylist } from './playlist-checker.js';
-import { playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from './playlist-scanner.js';
+import { isVodPlaylist, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from './playlist-scanner.js';
 
 export type CheckFinding = { rule: string; message: string };
 
@@ -73,7 +73,7 @@ export async function checkPlaylistUrl(url: string, reloads: number, opts: Check
   for (const m of media) add(m.url, checkPlaylist(m.text));
   const probe = opts.probe === undefined ? probeSegment : opts.probe;
   if (probe) for (const m of media) if (m.muxed) findings.push(...await audioFindings(m.url, m.text, probe));
-  const live = media.filter((m) => !scanMediaPlaylist(m.text).playlist?.endList);
+  const live = media.filter((m) => { const pl = scanMediaPlaylist(m.text).playlist; return !pl || !isVodPlaylist(pl); });
   for (let i = 0; i < reloads && live.length; i++) {
     const target = scanMediaPlaylist(live[0]!.text).playlist?.targetDuration || 2;
     await sleep(target * 1000);

@@ -1,7 +1,7 @@
 // Finds ad avails in a scanned media playlist from every common cue form (issue 5 "Media playlists").
 // Ids stay stable across reloads of a sliding window so a session keeps its ad decision per avail.
 import type { MediaPlaylist, MediaSegment, RawTag } from './playlist-scanner.js';
-import { parseAttributes } from './playlist-scanner.js';
+import { isVodPlaylist, parseAttributes } from './playlist-scanner.js';
 import { cueDirection, cueDurationSeconds, cueEventId, decodeScte35, type SpliceInfo } from './scte35.js';
 
 export type CueKind = 'cue-out' | 'cue-out-cont' | 'daterange' | 'oatcls' | 'splicepoint' | 'scte35-tag';
@@ -290,8 +290,9 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
     const ev = eventOf(tag, warnings);
     if (ev) handle(ev, undefined, next);
   }
-  if (open && pl.endList) close(open, next);
-  if (pl.endList) {
+  const vod = isVodPlaylist(pl);
+  if (open && vod) close(open, next);
+  if (vod) {
     // A VOD's EXT-X-CUE-OUT:0 marks an insertion point: ads are added there, every content segment stays (issue 19).
     for (const a of avails) if (a.kind === 'cue-out' && a.durationFromCue && a.duration === 0) { a.insert = true; a.endSegmentIndex = a.startSegmentIndex; }
     for (const a of avails) {

@@ -1,6 +1,7 @@
 // The SSAI error catalogue (STYLE.md rule 4): stable code, HTTP status, message. Codes are never reused once retired.
 // Values, not thrown Errors: the hot path returns them and the HTTP handler answers with toErrorBody().
 
+// Retired, never to be reused: ADINSERT_NOT_LIVE (issue 26: both configuration types serve live and VOD streams).
 export const SSAI_ERRORS = {
   ORIGIN_TIMEOUT: { status: 504, message: 'The origin did not answer in time' },
   ORIGIN_NOT_HLS: { status: 502, message: 'The origin answered with something that is not an HLS playlist' },
@@ -8,7 +9,6 @@ export const SSAI_ERRORS = {
   /** status is the origin's own (4xx passed through); 502 when the origin answers 5xx or the connection fails */
   ORIGIN_HTTP_ERROR: { status: 502, message: 'The origin answered with an error' },
   ADINSERT_NOT_FOUND: { status: 404, message: 'No ad-insertion configuration with this guid' },
-  ADINSERT_NOT_LIVE: { status: 400, message: 'This ad-insertion configuration is of type broker and cannot serve live playback' },
   SESSION_NOT_FOUND: { status: 404, message: 'The playback session is unknown or expired' },
   VARIANT_NOT_FOUND: { status: 404, message: 'The session has no playlist with this number' },
   SEGMENT_NOT_FOUND: { status: 404, message: 'The session has no ad segment at this address' },

@@ -1,7 +1,7 @@
 // Rewrites origin playlists for a viewer session: multivariant URIs to our /v1/manifest routes, and media playlists
 // with the session's ads stitched in (issue 5 "Stitching"). Pure functions: no I/O, no clock.
 import type { KeyInfo, MapInfo, MediaPlaylist, MediaSegment, RawTag, ScanError } from './playlist-scanner.js';
-import { parseAttributes, resolveUri } from './playlist-scanner.js';
+import { isVodPlaylist, parseAttributes, resolveUri } from './playlist-scanner.js';
 
 export type TrackKind = 'video' | 'audio' | 'subtitles' | 'iframe';
 
@@ -203,7 +203,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   const target0 = pl.targetDuration || 6;
   const planned = opts.avails.filter((a) => a.ads.length).map((a) => planBreak(a, opts, target0)).filter((b) => b.entries.length);
   // Insertions only in a VOD: a live window has no room to grow (live is always replacement).
-  const inserts = pl.endList ? planned.filter((b) => b.avail.insert).sort((x, y) => x.avail.startSegmentIndex - y.avail.startSegmentIndex) : [];
+  const inserts = isVodPlaylist(pl) ? planned.filter((b) => b.avail.insert).sort((x, y) => x.avail.startSegmentIndex - y.avail.startSegmentIndex) : [];
   const breaks = planned.filter((b) => !b.avail.insert);
   const segs = pl.segments;
   const W = segs[0]?.mediaSequence ?? pl.mediaSequence;

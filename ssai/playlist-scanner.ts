@@ -167,6 +167,14 @@ function notHls(text: string): ScanError | undefined {
   return undefined;
 }
 
+/**
+ * A VOD: a playlist that will not change, by EXT-X-ENDLIST or EXT-X-PLAYLIST-TYPE:VOD (RFC 8216 4.3.3.5), with or
+ * without the other. The playlist says it, not the ad-insertion configuration's type (issue 26).
+ */
+export function isVodPlaylist(pl: Pick<MediaPlaylist, 'endList' | 'playlistType'>): boolean {
+  return pl.endList || pl.playlistType === 'VOD';
+}
+
 /** Scans a media playlist. Cue tags, DATERANGE and unknown tags are attached to the next segment. */
 export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
   const bad = notHls(text);

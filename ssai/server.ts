@@ -17,7 +17,7 @@ import { fail, json, playlist, readBody, writeReply, type Reply } from './http-r
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
-import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import type { SessionStore } from './session-store.js';
 
@@ -327,15 +327,14 @@ export class SsaiServer {
     const parsed = parsedMedia(fetched, this.deps.metrics);
     if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
     const pl = parsed.playlist;
-    if (config.type === 'broker' && !pl.endList) {
-      return fail(ssaiError('ADINSERT_NOT_LIVE', `Configuration ${guid} is of type broker: live playback needs a configuration of type live (spec 4.2)`));
-    }
+    // both configuration types serve live and VOD streams: the playlist says which it is
+    const vod = isVodPlaylist(pl);
     if (entry.kind === 'iframe') {
-      return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !pl.endList);
+      return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !vod);
     }
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
-    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
+    const found = parsed.avails.length || !vod ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
     await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
@@ -355,7 +354,7 @@ export class SsaiServer {
     const windowStart = pl.segments[0];
     for (const record of records) {
       const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
-      if (!pl.endList && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
+      if (!vod && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
           this.deps.metrics.breaksRetired.inc();
@@ -394,7 +393,7 @@ export class SsaiServer {
       next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
     if (next) await this.deps.store.set(observedKey, next, this.deps.sessionTtlMs);
-    return playlist(result.text, !pl.endList);
+    return playlist(result.text, !vod);
   }
 
   /**

@@ -4,7 +4,7 @@
 // do): every content segment stays and the stitched duration grows by the ads. A post-roll goes after the last segment.
 import { request } from 'undici';
 import type { Avail } from './cue-finder.js';
-import type { MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
 import { fillAdServerUrl, parseVmap, type AdDecisionRequest, type VmapBreak } from './vast-decision.js';
 
 /** Id prefix of VMAP avails: the planner decides them from their own break's VAST. */
@@ -52,7 +52,7 @@ function nominal(pl: MediaPlaylist): number {
 export function availsFromVmap(pl: MediaPlaylist, breaks: readonly VmapBreak[]): { avails: VmapAvail[]; warnings: VmapAvailWarning[] } {
   const warnings: VmapAvailWarning[] = [];
   const avails: VmapAvail[] = [];
-  if (!pl.endList || !pl.segments.length) return { avails, warnings };
+  if (!isVodPlaylist(pl) || !pl.segments.length) return { avails, warnings };
   const starts: number[] = [];
   let total = 0;
   for (const s of pl.segments) { starts.push(total); total += s.duration; }

@@ -51,3 +51,24 @@ export function isVodError(e: unknown): e is VodError {
 export function stderrTail(stderr: string, lines = 8): string {
   return stderr.split(/\r?\n|\r/).map((l) => l.trim()).filter(Boolean).slice(-lines).join('\n');
 }
+
+// An absolute POSIX path of two or more parts, not inside a URL (no word character, ':' or '/' before its slash).
+const ABSOLUTE_PATH = /(?<![\w.:/])\/(?:[\w.@+~-]+\/)+[\w.@+~-]*/g;
+
+/** Tool output made fit for public answers: every absolute server path replaced by its file name. */
+export function withoutServerPaths(text: string): string {
+  return text.replace(ABSOLUTE_PATH, (found) => found.split('/').filter(Boolean).pop() ?? '');
+}
+
+/**
+ * The first line of ffmpeg's or ffprobe's error output that says why, without the "[demuxer @ 0x…]" prefix, the
+ * input's path or any other server path: "moov atom not found", "Invalid data found when processing input".
+ */
+export function firstErrorLine(stderr: string, file: string): string {
+  for (const raw of stderr.split(/\r?\n|\r/)) {
+    const line = withoutServerPaths(raw.split(file).join('').replace(/^\s*\[[^\]]*@\s*0x[0-9a-f]+\]\s*/i, ''))
+      .replace(/^[\s:]+/, '').trim();
+    if (line && !/^Command failed/i.test(line)) return line;
+  }
+  return '';
+}

@@ -1,6 +1,6 @@
 // ffprobe a source into the few facts the ladder and records need; a non-media file is a typed failure.
 import { execTool, ffprobeBin } from './ffmpeg-runner.js';
-import { failure, stderrTail, type VodResult } from './errors.js';
+import { failure, firstErrorLine, stderrTail, type VodResult } from './errors.js';
 
 export interface MediaInfo {
   durationSec: number;
@@ -50,7 +50,7 @@ export async function probeMedia(file: string): Promise<VodResult<MediaInfo>> {
   if (out.exitCode === -1 && /ENOENT/.test(out.stderr) && !/No such file/.test(out.stderr)) {
     return failure('VOD_PROBE_FAILED', stderrTail(out.stderr));
   }
-  if (out.exitCode !== 0) return failure('VOD_NOT_MEDIA', stderrTail(out.stderr) || 'ffprobe rejected the file');
+  if (out.exitCode !== 0) return failure('VOD_NOT_MEDIA', firstErrorLine(out.stderr, file) || 'ffprobe rejected the file');
   let json: ProbeJson;
   try {
     json = JSON.parse(out.stdout) as ProbeJson;

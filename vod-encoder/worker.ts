@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { attachCaptions, generateCaptions } from './captions.js';
 import { encodeVod } from './encode.js';
-import type { VodFailure } from './errors.js';
+import { withoutServerPaths, type VodFailure } from './errors.js';
 import type { EncodeProgress } from './ffmpeg-runner.js';
 import { chooseLadder } from './ladder.js';
 import { prepareCreative, type TargetLadder } from './prepare-creative.js';
@@ -52,7 +52,8 @@ export interface EncodeJobResult {
   error?: VodFailure;
 }
 
-const describe = (f: VodFailure): string => `${f.message}: ${f.reason}`;
+/** A failure as the public statusReason: "The file is not a playable media file (moov atom not found)", no server paths. */
+const describe = (f: VodFailure): string => `${f.message} (${withoutServerPaths(f.reason)})`;
 
 export function registerVodWorker(queue: EncodeQueue, deps: VodWorkerDeps): void {
   const { metrics } = deps;

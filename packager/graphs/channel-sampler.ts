@@ -18,6 +18,50 @@ export interface SamplerSources {
 
 export const SAMPLE_INTERVAL_MS = 5000;
 
+/**
+ * A segment's bytes were made over its duration, not at the instant it was closed. Counted when closed, 6 s segments
+ * sampled every 5 s gave one sample in six no segment at all: a steady channel's NETWORK_OUT fell to 0 every 30 s
+ * (issue 26). Each segment is spread over the time it covers, and the part of an interval its rendition has not
+ * closed yet is counted at the rendition's latest rate (corrected by nothing: the next segment counts only its part
+ * after the interval), so a steady channel draws a steady line.
+ */
+class SpreadOutput {
+  private readonly streams = new Map<string, { spans: Array<{ startMs: number; endMs: number; bytesPerMs: number }>; coveredUntil: number; bytesPerMs: number; lastSeconds: number }>();
+  /** bytes sent as they went (push destinations) */
+  private instant = 0;
+
+  segment(stream: string, bytes: number, seconds: number, endMs: number): void {
+    const durationMs = Math.max(1, seconds * 1000);
+    const bytesPerMs = bytes / durationMs;
+    const state = this.streams.get(stream) ?? { spans: [], coveredUntil: endMs - durationMs, bytesPerMs, lastSeconds: seconds };
+    state.spans.push({ startMs: endMs - durationMs, endMs, bytesPerMs });
+    state.coveredUntil = Math.max(state.coveredUntil, endMs);
+    state.bytesPerMs = bytesPerMs;
+    state.lastSeconds = seconds;
+    this.streams.set(stream, state);
+  }
+
+  sent(bytes: number): void {
+    this.instant += bytes;
+  }
+
+  /** Bytes out within [fromMs, toMs]; what ends before toMs is forgotten. */
+  take(fromMs: number, toMs: number): number {
+    let bytes = this.instant;
+    this.instant = 0;
+    for (const [name, state] of this.streams) {
+      for (const span of state.spans) bytes += Math.max(0, Math.min(span.endMs, toMs) - Math.max(span.startMs, fromMs)) * span.bytesPerMs;
+      state.spans = state.spans.filter((span) => span.endMs > toMs);
+      // not closed yet: at the latest rate, for at most two segment lengths (a rendition that stopped drops to 0)
+      const tailFrom = Math.max(fromMs, state.coveredUntil);
+      const tailTo = Math.min(toMs, state.coveredUntil + 2 * state.lastSeconds * 1000);
+      if (tailTo > tailFrom) bytes += (tailTo - tailFrom) * state.bytesPerMs;
+      if (state.spans.length === 0 && state.coveredUntil + 2 * state.lastSeconds * 1000 < fromMs) this.streams.delete(name);
+    }
+    return bytes;
+  }
+}
+
 function readBytes(pid: number | undefined): number | undefined {
   if (!pid) return undefined;
   try {
@@ -30,8 +74,8 @@ function readBytes(pid: number | undefined): number | undefined {
 
 export class ChannelSampler {
   private timer: NodeJS.Timeout | undefined;
-  private last = Date.now();
-  private bytesOut = 0;
+  private last: number;
+  private readonly bytesOut = new SpreadOutput();
   private dropped = 0;
   private lastDropTotal: number | undefined;
   private lastFrontBytes = 0;
@@ -40,12 +84,20 @@ export class ChannelSampler {
   private fps = 0;
   private speed = 1;
   private fillMs = 0;
-  private lastFillCheck = Date.now();
+  private lastFillCheck: number;
 
-  constructor(private readonly sources: SamplerSources, private readonly emit: (metric: ChannelMetric, value: number) => void, private readonly intervalMs = SAMPLE_INTERVAL_MS) {}
+  constructor(
+    private readonly sources: SamplerSources,
+    private readonly emit: (metric: ChannelMetric, value: number) => void,
+    private readonly intervalMs = SAMPLE_INTERVAL_MS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.last = now();
+    this.lastFillCheck = now();
+  }
 
   start(): void {
-    this.last = Date.now();
+    this.last = this.now();
     this.timer = setInterval(() => this.sample(), this.intervalMs);
     this.timer.unref();
   }
@@ -78,9 +130,14 @@ export class ChannelSampler {
     this.lastDropTotal = undefined;
   }
 
-  /** Bytes of a finished segment, or sent to a push destination. */
+  /** Bytes sent to a push destination, as they go. */
   output(bytes: number): void {
-    this.bytesOut += bytes;
+    this.bytesOut.sent(bytes);
+  }
+
+  /** A finished segment of a rendition: its bytes count over the `seconds` before now. */
+  segment(renditionId: string, bytes: number, seconds: number): void {
+    this.bytesOut.segment(renditionId, bytes, seconds, this.now());
   }
 
   private accountFill(now: number): void {
@@ -89,8 +146,9 @@ export class ChannelSampler {
   }
 
   sample(): void {
-    const now = Date.now();
+    const now = this.now();
     const seconds = Math.max(0.001, (now - this.last) / 1000);
+    const bytesOut = this.bytesOut.take(this.last, now);
     this.last = now;
     this.accountFill(now);
 
@@ -107,7 +165,7 @@ export class ChannelSampler {
     const lost = this.sources.packetsLost();
     const values: Record<ChannelMetric, number> = {
       NETWORK_IN: (bytesIn * 8) / seconds / 1e6,
-      NETWORK_OUT: (this.bytesOut * 8) / seconds / 1e6,
+      NETWORK_OUT: (bytesOut * 8) / seconds / 1e6,
       DROPPED_FRAMES: this.dropped,
       ACTIVE_ALERTS: this.sources.activeAlarms(),
       INPUT_VIDEO_FRAME_RATE: this.sources.slateOnAir() ? 0 : this.fps,
@@ -117,7 +175,6 @@ export class ChannelSampler {
       SVQ_TIME: Math.max(0, Math.min(100, (1 - this.speed) * 100)),
     };
     this.lastLost = lost;
-    this.bytesOut = 0;
     this.dropped = 0;
     this.fillMs = 0;
     for (const [metric, value] of Object.entries(values) as Array<[ChannelMetric, number]>) this.emit(metric, Math.round(value * 1000) / 1000);

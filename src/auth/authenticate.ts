@@ -16,25 +16,22 @@ export async function resolvePrincipal(ctx: EngineContext, headers: IncomingHttp
   const apiKey = header(headers, 'x-api-key')?.trim();
   if (mode === 'apiKey') {
     if (!apiKey) {
-      throw engineError(
-        authorization ? 'WRONG_AUTH_SCHEME' : 'UNAUTHENTICATED',
-        'private paths take an API key in the X-Api-Key header, not an ID token',
-      );
+      // say what was wrong with what was sent: nothing at all, or an ID token where a key belongs
+      if (authorization) throw engineError('WRONG_AUTH_SCHEME', 'private paths take an API key in the X-Api-Key header, not an ID token');
+      throw engineError('UNAUTHENTICATED', 'no credentials were sent: private paths take an API key in the X-Api-Key header');
     }
     return principalFromKey(ctx, apiKey);
   }
   if (mode === 'idToken') {
     if (!authorization) {
-      throw engineError(
-        apiKey ? 'WRONG_AUTH_SCHEME' : 'UNAUTHENTICATED',
-        'this path takes the ID token in the Authorization header; API keys go to /broker/private/… paths',
-      );
+      if (apiKey) throw engineError('WRONG_AUTH_SCHEME', 'this path takes the ID token in the Authorization header; API keys go to /broker/private/… paths');
+      throw engineError('UNAUTHENTICATED', 'no credentials were sent: this path takes the ID token in the Authorization header');
     }
     return ctx.tokens.verifyIdToken(stripBearer(authorization));
   }
   if (apiKey) return principalFromKey(ctx, apiKey);
   if (authorization) return ctx.tokens.verifyIdToken(stripBearer(authorization));
-  throw engineError('UNAUTHENTICATED', 'send the ID token in Authorization or an API key in X-Api-Key');
+  throw engineError('UNAUTHENTICATED', 'no credentials were sent: send the ID token in Authorization or an API key in X-Api-Key');
 }
 
 function stripBearer(value: string): string {

@@ -43,7 +43,7 @@ async function checkReferences(trx: Tx, organizationId: string, input: ChannelIn
   unknown.push(...meta.unknown);
   if (unknown.length) refused('UNKNOWN_REFERENCE', unknown);
   if (meta.invalid.length) refused('VALIDATION_FAILED', meta.invalid);
-  const mismatch = input.hasAds === 1 && adinsert ? adinsertMismatch(input.type, stream, adinsert) : undefined;
+  const mismatch = input.hasAds === 1 && adinsert ? adinsertMismatch(stream, adinsert) : undefined;
   if (mismatch) refused('ADINSERT_MISMATCH', [{ field: 'adinsert', message: mismatch }]);
 }
 

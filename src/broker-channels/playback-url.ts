@@ -18,9 +18,11 @@ export function linearUrl(publicUrl: string, channelGuid: string, token: string)
   return `${publicUrl.replace(/\/+$/, '')}${LINEAR_PREFIX}${channelGuid}/${token}/master.m3u8`;
 }
 
-/** Why an adinsert cannot serve a stream URL, or undefined when it can. */
-export function adinsertMismatch(type: BrokerChannel['type'], streamUrl: string, adinsert: Pick<AdinsertConfig, 'sourceUrl' | 'type'>): string | undefined {
-  if (type === 'virtual' && adinsert.type !== 'live') return 'a virtual channel plays live HLS: its adinsert must be of type live';
+/**
+ * Why an adinsert cannot serve a stream URL, or undefined when it can. Its type (live, broker) names the service it
+ * belongs to, not the kind of stream: either serves a live channel and a VOD alike (issue 26).
+ */
+export function adinsertMismatch(streamUrl: string, adinsert: Pick<AdinsertConfig, 'sourceUrl'>): string | undefined {
   if (!streamUrl.startsWith(adinsert.sourceUrl)) return `the adinsert's source_url ${adinsert.sourceUrl} is not a prefix of the stream URL ${streamUrl}`;
   return undefined;
 }
@@ -31,6 +33,6 @@ export function streamUrl(channel: Pick<BrokerChannel, 'guid' | 'type' | 'extern
 
 /** Through the proxy when hasAds and the configuration still fits; else the stream itself (plays without ads). */
 export function playbackUrl(stream: string, channel: Pick<BrokerChannel, 'type' | 'hasAds'>, publicUrl: string, adinsert: AdinsertConfig | undefined): string {
-  if (channel.hasAds !== 1 || !adinsert || adinsertMismatch(channel.type, stream, adinsert)) return stream;
+  if (channel.hasAds !== 1 || !adinsert || adinsertMismatch(stream, adinsert)) return stream;
   return masterEndpoint(publicUrl, adinsert.guid) + stream.slice(adinsert.sourceUrl.length);
 }

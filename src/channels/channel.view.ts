@@ -32,7 +32,8 @@ function finder(ctx: EngineContext): AdinsertFinder {
 
 /** masterEndpoint + the stream path that remains after the configuration's sourceUrl (spec 4.2, DESIGN.md). */
 export function ssaiPlaybackUrl(publicUrl: string, adinsert: AdinsertRef, streamUrl: string): string | undefined {
-  if (adinsert.type.toLowerCase() !== 'live' || !streamUrl.startsWith(adinsert.sourceUrl)) return undefined;
+  // either type (live, broker) serves a live channel: the type names the service, not the kind of stream (issue 26)
+  if (!streamUrl.startsWith(adinsert.sourceUrl)) return undefined;
   const rest = streamUrl.slice(adinsert.sourceUrl.length).replace(/^\/+/, '');
   return `${publicUrl}/v1/master/${adinsert.id}/${rest}`;
 }

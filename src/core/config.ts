@@ -22,6 +22,8 @@ export const CONFIG_VARIABLES = [
   ['ENGINE_REGIONS', 'local', 'comma-separated region names; the first is the default region'],
   ['ENGINE_SECRET_KEY', 'generated into DATA_DIR/keys/master.key', 'base64 of 32 bytes that encrypts API keys at rest; give every instance the same'],
   ['RTMP_PORT', '1935', 'the TCP port of the RTMP_PUSH ingest server (0: any free port)'],
+  ['METRICS_TOKEN', 'unset (/metrics answers anyone)', 'when set, /metrics asks for Authorization: Bearer <token> (at least 16 characters)'],
+  ['METRICS_PORT', 'unset (/metrics on PORT)', 'a separate listener for /metrics on HOST (0: any free port); /metrics is then served only there'],
   ['LOG_LEVEL', 'info', 'pino log level (fatal, error, warn, info, debug, trace, silent)'],
   ['SMTP_URL', 'unset (email subscriptions refused)', 'smtp://user:pass@host:587 or smtps://… for email notifications'],
   ['SMTP_FROM', 'notifications@<PUBLIC_URL host>', 'sender address of notification emails'],
@@ -64,6 +66,8 @@ const envSchema = z.object({
     .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
     .optional(),
   RTMP_PORT: z.coerce.number().int().min(0).max(65535).default(1935),
+  METRICS_TOKEN: z.string().min(16, 'must have at least 16 characters').regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   SMTP_FROM: z.string().regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address').optional(),
@@ -93,6 +97,10 @@ export interface EngineConfig {
   readonly defaultRegion: string;
   readonly secretKey: string | undefined;
   readonly logLevel: string;
+  /** when set, /metrics needs it as a bearer token */
+  readonly metricsToken: string | undefined;
+  /** when set, /metrics is served on its own listener on this port (0: any free port) and not on the main one */
+  readonly metricsPort: number | undefined;
   readonly smtpUrl: string | undefined;
   readonly smtpFrom: string;
   readonly notifyHttpLoopback: boolean;
@@ -143,6 +151,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultRegion: defaultRegion ?? 'local',
     secretKey: value.ENGINE_SECRET_KEY,
     logLevel: value.LOG_LEVEL,
+    metricsToken: value.METRICS_TOKEN,
+    metricsPort: value.METRICS_PORT,
     smtpUrl: value.SMTP_URL,
     smtpFrom: value.SMTP_FROM ?? `notifications@${new URL(publicUrl).hostname}`,
     notifyHttpLoopback: value.NOTIFY_HTTP_LOOPBACK === 'true',

@@ -18,9 +18,12 @@ export function execTool(bin: string, args: string[], timeoutMs = 600_000, signa
     const child = execFile(bin, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       signal?.removeEventListener('abort', onAbort);
       if (!err) return resolve({ exitCode: 0, stdout, stderr });
-      const code = typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number'
-        ? Number((err as { code: number }).code) : -1;
-      resolve({ exitCode: code, stdout: stdout ?? '', stderr: `${stderr ?? ''}\n${err.message}` });
+      const failed = err as NodeJS.ErrnoException & { code?: unknown; killed?: boolean; signal?: NodeJS.Signals | null };
+      // A tool that ran and failed said why on stderr; err.message would repeat that stderr after the whole command
+      // line (server paths included), so it is added only when the tool did not run to an exit code.
+      if (typeof failed.code === 'number') return resolve({ exitCode: failed.code, stdout: stdout ?? '', stderr: stderr ?? '' });
+      const why = failed.killed || failed.signal ? `killed by ${failed.signal ?? 'a signal'}${signal?.aborted ? '' : ' (time limit or outside kill)'}` : err.message;
+      resolve({ exitCode: -1, stdout: stdout ?? '', stderr: `${stderr ?? ''}\n${why}` });
     });
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RouteSpec } from './route.js';
 import { authModeForPath } from './route.js';
+import { rawPaths } from './openapi-raw-paths.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -20,9 +21,12 @@ const errorSchema = {
   },
 };
 
-/** The OpenAPI 3.1 document, built from the same zod schemas that validate requests. */
-export function buildOpenApi(routes: RouteSpec[], publicUrl: string): JsonObject {
-  const paths: Record<string, Record<string, JsonObject>> = {};
+/**
+ * The OpenAPI 3.1 document, built from the same zod schemas that validate requests, plus the raw paths (playback,
+ * media, uploads, health, metrics) described by hand. `metricsToken`: /metrics asks for a bearer token.
+ */
+export function buildOpenApi(routes: RouteSpec[], publicUrl: string, options: { metricsToken?: boolean } = {}): JsonObject {
+  const paths: Record<string, Record<string, JsonObject>> = rawPaths(options.metricsToken ? [{ metricsToken: [] }] : []);
   for (const spec of routes) {
     const openPath = spec.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const mode = spec.auth ?? authModeForPath(spec.path);
@@ -57,13 +61,14 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): JsonObject
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Media pipeline engine', version: '0.1.0', description: 'Live service, broker and authentication service' },
+    info: { title: 'Media pipeline engine', version: '0.1.0', description: 'Live service, broker and authentication service. The playback, media, upload, health and metrics paths are described for reference; their requests are checked by their handlers, not by these schemas.' },
     servers: [{ url: publicUrl }],
     components: {
       schemas: { Error: errorSchema },
       securitySchemes: {
         idToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'the IdToken from POST /auth/authorize' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the engine sets one' },
       },
     },
     paths,

@@ -3,6 +3,7 @@ import express from 'express';
 import type { EngineContext } from '../context.js';
 import type { RouteSpec } from './route.js';
 import { buildOpenApi } from './openapi.js';
+import { serveMetrics } from './metrics-endpoint.js';
 
 const require = createRequire(import.meta.url);
 
@@ -13,9 +14,34 @@ const DOCS_PAGE = `<!doctype html>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script></body></html>`;
 
+/** What `GET /` tells a program that asks for JSON: where the API, its description and the console are. */
+export const API_INDEX = {
+  name: 'Media pipeline engine',
+  console: '/console/',
+  openapi: '/openapi.json',
+  docs: '/docs',
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
+  playback: '/v1/',
+} as const;
+
 /** Health, readiness, metrics, the OpenAPI document and the docs page (swagger-ui from node_modules, no CDN). */
 export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
   return (app: express.Express): void => {
+    // A person at the root wants the console; a program that asks for JSON gets the index of the API.
+    app.get('/', (req, res) => {
+      res.locals.routePath = '/';
+      res.setHeader('Vary', 'Accept');
+      // the console is served by the api role only; with a metrics listener of its own, /metrics is not on this port
+      const hasConsole = ctx.config.roles.includes('api');
+      if (!hasConsole || req.accepts(['html', 'json']) === 'json') {
+        const { metrics, console: consolePath, ...rest } = API_INDEX;
+        res.json({ ...rest, ...(hasConsole ? { console: consolePath } : {}), ...(ctx.config.metricsPort === undefined ? { metrics } : {}) });
+        return;
+      }
+      res.redirect(302, '/console/');
+    });
     app.get('/healthz', (_req, res) => {
       res.locals.routePath = '/healthz';
       res.json({ status: 'ok' });
@@ -25,15 +51,17 @@ export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
       const database = await ctx.store.ping();
       res.status(database ? 200 : 503).json({ status: database ? 'ready' : 'not-ready', database: database ? 'ok' : 'unreachable' });
     });
-    app.get('/metrics', async (_req, res) => {
-      res.locals.routePath = '/metrics';
-      res.setHeader('Content-Type', ctx.metrics.registry.contentType);
-      res.send(await ctx.metrics.registry.metrics());
-    });
+    if (ctx.config.metricsPort === undefined) {
+      const metrics = serveMetrics(ctx);
+      app.get('/metrics', async (req, res) => {
+        res.locals.routePath = '/metrics';
+        await metrics(req, res);
+      });
+    }
     let document: Record<string, unknown> | undefined;
     app.get('/openapi.json', (_req, res) => {
       res.locals.routePath = '/openapi.json';
-      document ??= buildOpenApi(routes(), ctx.config.publicUrl);
+      document ??= buildOpenApi(routes(), ctx.config.publicUrl, { metricsToken: ctx.config.metricsToken !== undefined });
       res.json(document);
     });
     const swaggerDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();

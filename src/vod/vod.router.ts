@@ -7,6 +7,7 @@ import { brokerRoute, route, type RouteSpec } from '../http/route.js';
 import { MetaGroupStore } from '../meta-groups/meta-group.store.js';
 import type { Tx } from '../store/database.js';
 import type { EncodeQueue } from '../../vod-encoder/queue.js';
+import { withoutServerPaths } from '../../vod-encoder/errors.js';
 import { checkAgainstGroup, guidParams, splitFields, statusQuery, vodMetaBody, vodMetaUpdateBody } from './vod.schema.js';
 import type { VodSource } from './vod.store.js';
 import type { VodService } from './vod.service.js';
@@ -25,7 +26,8 @@ export function infoRecord(source: VodSource): Record<string, unknown> {
     guid: source.guid,
     mediaType: 'source',
     status: source.status,
-    statusReason: source.statusReason,
+    // served on an open path: reasons written before paths were kept out of them are cleaned here too
+    statusReason: source.statusReason === null ? null : withoutServerPaths(source.statusReason),
     progress: source.progress,
     title: typeof source.meta.title === 'string' ? source.meta.title : null,
     originalFileName: source.originalFileName,
@@ -39,7 +41,7 @@ export function infoRecord(source: VodSource): Record<string, unknown> {
     duration: r ? r.durationSec : listedNumber(source, 'durationSec'),
     width: r ? r.formats.hls.variants.reduce((m, v) => Math.max(m, v.width), 0) : listedNumber(source, 'width'),
     height: r ? r.formats.hls.variants.reduce((m, v) => Math.max(m, v.height), 0) : listedNumber(source, 'height'),
-    captions: source.captions,
+    captions: source.captions?.reason ? { ...source.captions, reason: withoutServerPaths(source.captions.reason) } : source.captions,
     createdAt: new Date(source.createdAt).toISOString(),
     updatedAt: new Date(source.updatedAt).toISOString(),
   };

@@ -56,20 +56,6 @@ describe('failures of the origin and the ad server', () => {
     expect((await h.get(`/v1/master/${guid}/live/nothing-here.m3u8`)).status).toBe(404);
   });
 
-  it('refuses a broker configuration on a live playlist with a clear error, and serves it on VOD', async () => {
-    const guid = await h.configure('/vast3', { type: 'broker' });
-    const master = await h.get(`/v1/master/${guid}/live/master.m3u8`);
-    const media = await h.get(variantUrls(master.text)[0]!);
-    expect(media.status).toBe(400);
-    expect(JSON.parse(media.text)).toMatchObject({ code: 'ADINSERT_NOT_LIVE' });
-    expect(JSON.parse(media.text).description).toContain('type broker');
-    const vod = await h.get(`/v1/master/${guid}/vod/master.m3u8`);
-    const vodMedia = await h.get(variantUrls(vod.text).find((u) => !vod.text.includes(`URI="${u}"`))!);
-    expect(vodMedia.status).toBe(200);
-    expect(vodMedia.text).toContain('#EXT-X-ENDLIST');
-    expect(vodMedia.text).toContain('/v1/segment/');
-  });
-
   it.each([
     ['/error', 'http'],
     ['/vast3?delayMs=5000', 'timeout'],

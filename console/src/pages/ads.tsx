@@ -26,8 +26,8 @@ function CreateAdinsert(props: { onCreated: () => void }) {
       <Field label="Name"><input name="name" required value={form.name} onInput={set('name')} /></Field>
       <Field label="Type">
         <select name="type" value={form.type} onChange={set('type')}>
-          <option value="live">live (channels)</option>
-          <option value="broker">broker (VOD)</option>
+          <option value="live">live (live service)</option>
+          <option value="broker">broker (broker service)</option>
         </select>
       </Field>
       <Field label="Origin (source_url)" hint="the base URL the streams are read from"><input name="source_url" type="url" required value={form.source_url} onInput={set('source_url')} /></Field>

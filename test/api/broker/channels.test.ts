@@ -59,6 +59,11 @@ describe.each(DIALECTS)('broker channels on %s', (dialect) => { describe.skipIf(
     expect(plain.loopInterval).toBe(2);
     const withAds = (await get((await create({ ...virtual, hasAds: 1, adinsert: linearAd })).body.guid)).body.data;
     expect(withAds.playbackUrl).toMatch(new RegExp(`^${h.engine.ctx.config.publicUrl}/v1/master/${linearAd}/${withAds.guid}/[A-Za-z0-9_-]{22}/master\\.m3u8$`));
+    // the type names the service a configuration belongs to, not the kind of stream: a broker one serves live HLS too
+    const brokerAds = await create({ ...virtual, hasAds: 1, adinsert: brokerAd });
+    expect(brokerAds.status, JSON.stringify(brokerAds.body)).toBe(200);
+    const viaBroker = (await get(brokerAds.body.guid)).body.data;
+    expect(viaBroker.playbackUrl).toMatch(new RegExp(`^${h.engine.ctx.config.publicUrl}/v1/master/${brokerAd}/${viaBroker.guid}/[A-Za-z0-9_-]{22}/master\\.m3u8$`));
   });
 
   it('serves the private paths with an API key', async () => {
@@ -101,9 +106,9 @@ describe.each(DIALECTS)('broker channels on %s', (dialect) => { describe.skipIf(
       });
     }
 
-    it("an adinsert whose source_url is not the stream's prefix, or a broker one on a virtual channel → 400 ADINSERT_MISMATCH", async () => {
+    it("an adinsert whose source_url is not the stream's prefix → 400 ADINSERT_MISMATCH", async () => {
       const before = await h.list('/broker/channels');
-      for (const body of [{ ...virtual, hasAds: 1, adinsert: liveAd }, { ...virtual, hasAds: 1, adinsert: brokerAd },
+      for (const body of [{ ...virtual, hasAds: 1, adinsert: liveAd },
         { ...external, externalUrl: 'https://elsewhere.example.test/a.m3u8', hasAds: 1, adinsert: liveAd }]) {
         const answer = await create(body);
         expect(answer.status).toBe(400);

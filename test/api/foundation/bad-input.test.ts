@@ -90,6 +90,25 @@ describe('bad input on the foundation routes', () => {
     expect(await snapshot()).toBe(before);
   });
 
+  it('says what was wrong with the credentials sent: none at all, or the other kind', async () => {
+    for (const [method, path] of [['POST', '/images/private/meta'], ['GET', '/broker/private/channels']] as const) {
+      const body = method === 'POST' ? { meta: { a: 'b' } } : undefined;
+      const none = await engine.api(method, path, { body });
+      expect(none.status).toBe(401);
+      expect(none.body).toMatchObject({ code: 'UNAUTHENTICATED', description: expect.stringContaining('no credentials were sent') });
+      expect(none.body.description).not.toMatch(/ID token/);
+      const token = await engine.api(method, path, { body, headers: { Authorization: idToken } });
+      expect(token.body).toMatchObject({ code: 'WRONG_AUTH_SCHEME', description: expect.stringContaining('not an ID token') });
+    }
+    const body = { meta: { a: 'b' } };
+    const none = await engine.api('POST', '/images/meta', { body });
+    expect(none.body).toMatchObject({ code: 'UNAUTHENTICATED', description: expect.stringContaining('no credentials were sent') });
+    const either = await engine.api('GET', '/api-keys');
+    expect(either.body).toMatchObject({ code: 'UNAUTHENTICATED', description: expect.stringContaining('no credentials were sent') });
+    const key = await engine.api('POST', '/images/meta', { body, headers: { 'X-Api-Key': keyValue } });
+    expect(key.body).toMatchObject({ code: 'WRONG_AUTH_SCHEME', description: expect.stringContaining('API keys go to') });
+  });
+
   it('names every bad field in a validation error', async () => {
     const answer = await engine.api('POST', '/broker/api-keys', { headers: { Authorization: idToken }, body: { name: 7, active: 'yes' } });
     expect(answer.status).toBe(400);

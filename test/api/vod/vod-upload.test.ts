@@ -89,7 +89,13 @@ describe('VOD uploads', () => {
     expect((await uploadPlain(engine, key, guid, text, 'video/mp4', 'fake.mp4')).status).toBe(200);
     const done = await waitForStatus(engine, guid, ['complete', 'error']);
     expect(done.status).toBe('error');
-    expect(done.statusReason).toMatch(/not a playable media file/i);
+    expect(done.statusReason).toMatch(/^The file is not a playable media file \((moov atom not found|Invalid data found when processing input)\)$/);
+    // the open info path shows no server path, no command line
+    const open = await fetch(`${engine.url}/broker/vod/list/${guid}/info`);
+    expect(open.status).toBe(200);
+    const info = JSON.stringify(await open.json());
+    expect(info).not.toContain(engine.dataDir);
+    expect(info).not.toMatch(/ffprobe|Command failed|uploads\//);
     expect(done.hlsUrl).toBeNull();
     expect((await engine.api('GET', `/broker/vod/list/${guid}`)).status).toBe(404);
     const errors = await engine.api('GET', '/broker/vod/list?status=error');

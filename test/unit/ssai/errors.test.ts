@@ -5,7 +5,7 @@ describe('ssai error catalogue', () => {
   it('gives the issue-5 statuses to origin and lookup failures', () => {
     expect(Object.fromEntries(Object.entries(SSAI_ERRORS).map(([k, v]) => [k, v.status]))).toMatchObject({
       ORIGIN_TIMEOUT: 504, ORIGIN_NOT_HLS: 502, ORIGIN_TOO_LARGE: 502, ORIGIN_HTTP_ERROR: 502,
-      ADINSERT_NOT_FOUND: 404, ADINSERT_NOT_LIVE: 400, SESSION_NOT_FOUND: 404,
+      ADINSERT_NOT_FOUND: 404, SESSION_NOT_FOUND: 404,
     });
   });
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { parseRate, probeMedia } from '../../../vod-encoder/probe.js';
+import { firstErrorLine, withoutServerPaths } from '../../../vod-encoder/errors.js';
 import { tempDir } from './helpers.js';
 
 let dir = '';
@@ -31,6 +32,10 @@ describe('probeMedia', () => {
     if (r.ok) return;
     expect(r.error.code).toBe('VOD_NOT_MEDIA');
     expect(r.error.reason).toMatch(/invalid data|moov|not media|format/i);
+    // one line that says why: not the command, not the server's path, not stderr twice
+    expect(r.error.reason).not.toContain('\n');
+    expect(r.error.reason).not.toContain(dir);
+    expect(r.error.reason).not.toMatch(/ffprobe|Command failed|@ 0x/);
   });
 
   it('rejects a truncated mp4 whose index is missing', async () => {
@@ -61,5 +66,21 @@ describe('probeMedia', () => {
     expect(parseRate('30000/1001')).toBeCloseTo(29.97, 2);
     expect(parseRate('0/0')).toBe(0);
     expect(parseRate(undefined)).toBe(0);
+  });
+});
+
+describe('tool errors made public', () => {
+  const stderr = '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x558bf9e5f1c0] moov atom not found\n/srv/engine/data/uploads/1732-fake.mp4: Invalid data found when processing input\n';
+
+  it('takes the first line that says why, without the demuxer prefix or the path', () => {
+    expect(firstErrorLine(stderr, '/srv/engine/data/uploads/1732-fake.mp4')).toBe('moov atom not found');
+    expect(firstErrorLine('/srv/x/a.bin: Invalid data found when processing input\n', '/srv/x/a.bin')).toBe('Invalid data found when processing input');
+    expect(firstErrorLine('\n\n', '/a')).toBe('');
+  });
+
+  it('replaces server paths by file names and leaves URLs alone', () => {
+    expect(withoutServerPaths('Error opening /srv/engine/data/media/vod/g/e1/v0.m3u8 for writing')).toBe('Error opening v0.m3u8 for writing');
+    expect(withoutServerPaths('http://127.0.0.1:8080/media/vod/a/b.mp4: 404')).toBe('http://127.0.0.1:8080/media/vod/a/b.mp4: 404');
+    expect(withoutServerPaths('ratio 16/9 and 1/2 s')).toBe('ratio 16/9 and 1/2 s');
   });
 });
