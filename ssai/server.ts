@@ -19,7 +19,11 @@ import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type Varian
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
-import type { SessionStore } from './session-store.js';
+import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
+import { originMultivariant } from './store-outage.js';
+import { isDatabaseUnavailable } from '../src/store/outage.js';
+import { LRUCache } from 'lru-cache';
+import type { StoreOperation } from './metrics.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -143,8 +147,23 @@ export class SsaiServer {
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
+  /**
+   * The absorbed discontinuities of sessions' tracks as last read or written here, kept only when there are some: the
+   * numbering of a session whose breaks absorbed one stays the same while the store is away (issue 27).
+   */
+  private readonly observedHere = new LRUCache<string, Record<string, number[]>>({ max: 100_000 });
+  /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
+  private readonly plans: Pick<AdPlanner, 'plan'>;
+  private lastFlush = 0;
 
   constructor(private readonly deps: SsaiServerDeps) {
+    this.plans = {
+      plan: (key) => deps.planner.plan(key).catch((e: unknown) => {
+        if (!isSessionStoreUnavailable(e)) throw e;
+        this.unavailable('read');
+        return undefined;
+      }),
+    };
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
     this.decisions = new DecisionScheduler({
@@ -212,8 +231,15 @@ export class SsaiServer {
         reply = { status: 200, body: EMPTY_VTT, type: 'text/vtt; charset=utf-8', headers: { 'cache-control': 'public, max-age=86400' } };
       } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
     } catch (e) {
-      this.deps.logger.error({ err: e, url }, 'ssai request failed');
-      reply = INTERNAL_ERROR;
+      // A store away where no fallback applies (an ad segment of a session unknown here): 503, the player retries.
+      if (isSessionStoreUnavailable(e)) {
+        this.unavailable('read');
+        reply = fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
+      } else if (isDatabaseUnavailable(e)) reply = fail(ssaiError('DATABASE_UNAVAILABLE'));
+      else {
+        this.deps.logger.error({ err: e, url }, 'ssai request failed');
+        reply = INTERNAL_ERROR;
+      }
     }
     try {
       writeReply(req, res, reply);
@@ -239,9 +265,21 @@ export class SsaiServer {
     return m;
   }
 
+  /** Counts an operation done without the session store (ssai_store_unavailable_total). */
+  private unavailable(operation: StoreOperation): void {
+    this.deps.metrics.storeUnavailable.inc({ operation });
+  }
+
   private async config(guid: string): Promise<AdinsertConfig | SsaiError> {
     if (!guid) return ssaiError('BAD_PLAYBACK_PATH');
-    const config = await this.deps.lookup.get(guid);
+    let config: AdinsertConfig | undefined;
+    try {
+      config = await this.deps.lookup.get(guid);
+    } catch (e) {
+      // PostgreSQL away and this configuration never read here (a known one is served from the cache, issue 27)
+      if (isDatabaseUnavailable(e)) return ssaiError('DATABASE_UNAVAILABLE');
+      throw e;
+    }
     return config ?? ssaiError('ADINSERT_NOT_FOUND', `No ad-insertion configuration ${guid}`);
   }
 
@@ -262,7 +300,14 @@ export class SsaiServer {
     const fetched = await this.deps.origin.fetch(origin);
     if (!fetched.ok) return fetched.error;
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
-    const existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
+    let existing: SessionRecord | undefined;
+    let storeAway = false;
+    try {
+      existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      storeAway = true;
+    }
     const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
     const base = `/v1/manifest/${guid}/${sid}`;
     const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
@@ -283,7 +328,18 @@ export class SsaiServer {
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
     const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
-    await this.sessions.save(session, layout);
+    try {
+      if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
+      await this.sessions.save(session, layout);
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      // No store, no session another proxy could read (issue 27): this viewer plays the origin itself, its content
+      // and numbering, until it asks for a master playlist again.
+      this.unavailable('session');
+      const direct = originMultivariant(fetched.text, origin, multivariant.playlist?.variants.length ? undefined : parsedMedia(fetched).playlist);
+      if (direct === undefined) return ssaiError('ORIGIN_NOT_HLS');
+      return { reply: playlist(direct, true), session };
+    }
     this.deps.planner.expectDecisions();
     return { reply: playlist(text, true), session };
   }
@@ -317,8 +373,18 @@ export class SsaiServer {
   private async media(guid: string, sid: string, n: number): Promise<Reply> {
     const config = await this.config(guid);
     if ('kind' in config) return fail(config);
-    const hot = await this.sessions.load(guid, sid);
+    let hot: HotSession | SsaiError;
+    try {
+      hot = await this.sessions.load(guid, sid);
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      return this.contentWithoutSession(guid, n);
+    }
     if ('kind' in hot) return fail(hot);
+    if (this.sessions.hasUnsaved && this.deps.store.available !== false && this.deps.now() - this.lastFlush > 1000) {
+      this.lastFlush = this.deps.now();
+      void this.sessions.flushUnsaved().catch(() => undefined); // the store is back: breaks played as content are kept
+    }
     const session = hot.session;
     const entry = session.variants[n];
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
@@ -335,7 +401,12 @@ export class SsaiServer {
     }
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
-    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
+    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl).catch((e: unknown) => {
+      // the store away: the VOD's breaks already decided are stitched; new ones wait for it
+      if (!isSessionStoreUnavailable(e)) throw e;
+      this.unavailable('read');
+      return [];
+    });
     await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
@@ -348,19 +419,23 @@ export class SsaiServer {
     const records = hot.records;
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
-    const observed = records.some((r) => r.ads.length) ? (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {} : {};
+    const observed = records.some((r) => r.ads.length) ? await this.observed(observedKey) : {};
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     for (const record of records) {
-      const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
+      const placed = await placeAvail(this.plans, record, pl, entry, observed[record.id]);
       if (!pl.endList && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
           this.deps.metrics.breaksRetired.inc();
           await this.ads.forgetMarks(sid, record);
-        }).catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired'));
+        }).catch((e: unknown) => {
+          // the store away: retired on a later reload, once it is back
+          if (isSessionStoreUnavailable(e)) this.unavailable('write');
+          else this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired');
+        });
       }
       if (!placed) continue;
       avails.push(placed);
@@ -393,8 +468,46 @@ export class SsaiServer {
       next ??= { ...observed };
       next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
-    if (next) await this.deps.store.set(observedKey, next, this.deps.sessionTtlMs);
+    if (next) await this.keepObserved(observedKey, next);
     return playlist(result.text, !pl.endList);
+  }
+
+  /** The absorbed discontinuities of a session's track: from the store, or while it is away as last known here. */
+  private async observed(key: string): Promise<Record<string, number[]>> {
+    try {
+      const stored = (await this.deps.store.get<Record<string, number[]>>(key)) ?? {};
+      if (Object.keys(stored).length) this.observedHere.set(key, stored);
+      return stored;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      this.unavailable('read');
+      return this.observedHere.get(key) ?? {};
+    }
+  }
+
+  private async keepObserved(key: string, value: Record<string, number[]>): Promise<void> {
+    this.observedHere.set(key, value);
+    try {
+      await this.deps.store.set(key, value, this.deps.sessionTtlMs);
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      this.unavailable('write');
+    }
+  }
+
+  /**
+   * A playlist of a session this process cannot read while the store is away (issue 27): its configuration's content
+   * when every session of it seen here had one layout (variant n is then known), with no break stitched; else 503.
+   */
+  private async contentWithoutSession(guid: string, n: number): Promise<Reply> {
+    this.unavailable('session');
+    const entry = this.sessions.layoutOf(guid)?.variants[n];
+    if (!entry) return fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
+    const fetched = await this.deps.origin.fetch(entry.uri);
+    if (!fetched.ok) return fail(fetched.error);
+    const parsed = parsedMedia(fetched, this.deps.metrics);
+    if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
+    return playlist(stitchMediaPlaylist(parsed.playlist, { originUrl: entry.uri, avails: [], trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH }).text, !parsed.playlist.endList);
   }
 
   /**
@@ -413,7 +526,12 @@ export class SsaiServer {
       if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
       if (!refreshed) {
         refreshed = true;
-        mergeRecords(hot, await this.sessions.records(sid));
+        try {
+          mergeRecords(hot, await this.sessions.records(sid));
+        } catch (e) {
+          if (!isSessionStoreUnavailable(e)) throw e;
+          this.unavailable('read');
+        }
         if (isKnown(hot.records, avail, target)) continue;
       }
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
@@ -424,12 +542,27 @@ export class SsaiServer {
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
           : (avail.startSegmentIndex - last.mediaSequence - 1) * (avail.slotDuration || target) * 1000;
-        this.decisions.ahead(task, leadMs);
+        // (the store away: decided on a later reload once it is back, or as content when the break arrives before)
+        if (this.deps.store.available !== false) this.decisions.ahead(task, leadMs);
         continue;
       }
-      const decided = await this.decisions.inWindow(task);
+      let decided: AvailRecord;
+      try {
+        if (this.deps.store.available === false) throw new SessionStoreUnavailableError('Redis is away');
+        decided = await this.decisions.inWindow(task);
+      } catch (e) {
+        if (!isSessionStoreUnavailable(e)) throw e;
+        // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
+        this.unavailable('decision');
+        this.sessions.degrade(hot, avail, target);
+        continue;
+      }
       // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
+      const stored = await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)).catch((e: unknown) => {
+        if (!isSessionStoreUnavailable(e)) throw e;
+        return undefined;
+      });
+      mergeRecords(hot, [stored ?? decided]);
     }
   }
 }

@@ -18,6 +18,8 @@ export interface SessionStore {
   /** removes values (absent ones are skipped) */
   delete(keys: readonly string[]): Promise<void>;
   close(): Promise<void>;
+  /** false while a shared store is known to be away (commands would fail at once); absent: always available */
+  readonly available?: boolean;
 }
 
 /**
