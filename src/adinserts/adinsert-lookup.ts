@@ -36,6 +36,7 @@ export interface AdinsertCache {
 }
 
 const MISSING = Symbol('missing');
+const RETRY_AFTER_FAILURE_MS = 1000;
 
 /**
  * Fresh for `ttlMs`, then served stale while one read refreshes it in the background (stale-while-revalidate): a
@@ -47,6 +48,8 @@ export class CachedAdinsertLookup implements AdinsertCache {
   /** the last answer read for each guid, kept past its freshness (bounded like the cache) */
   private readonly known: LRUCache<string, AdinsertConfig | typeof MISSING>;
   private readonly inflight = new Map<string, Promise<AdinsertConfig | undefined>>();
+  /** when a read last failed (ms): stale answers are refreshed at most once a second meanwhile */
+  private failedAt = 0;
 
   constructor(private readonly store: AdinsertStore, opts: { max?: number; ttlMs?: number } = {}) {
     this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 10_000 });
@@ -56,10 +59,10 @@ export class CachedAdinsertLookup implements AdinsertCache {
   async get(guid: string): Promise<AdinsertConfig | undefined> {
     const hit = this.cache.get(guid);
     if (hit !== undefined) return hit === MISSING ? undefined : hit;
-    const reading = this.read(guid);
     const stale = this.known.get(guid);
-    if (stale === undefined) return reading;
-    reading.catch(() => undefined); // the database away: the stale answer stands until a read succeeds
+    if (stale === undefined) return this.read(guid);
+    // The database away: the stale answer stands until a read succeeds, tried at most once a second (not per playlist).
+    if (Date.now() - this.failedAt >= RETRY_AFTER_FAILURE_MS) this.read(guid).catch(() => undefined);
     return stale === MISSING ? undefined : stale;
   }
 
@@ -74,6 +77,9 @@ export class CachedAdinsertLookup implements AdinsertCache {
         this.known.set(guid, config ?? MISSING);
       }
       return config;
+    }, (error: unknown) => {
+      this.failedAt = Date.now();
+      throw error;
     }).finally(() => {
       if (this.inflight.get(guid) === pending) this.inflight.delete(guid);
     });
