@@ -77,7 +77,20 @@ describe.skipIf(missing !== undefined)('store outages (private PostgreSQL and Re
     }
     everyProcessAlive();
 
+    // A viewer served so far by one proxy only: the other does not hold its session.
+    const lonerMaster = await until('the proxy to store sessions again after its connection was killed', 30_000, async () => {
+      const text = (await request(`${cluster.ssai[0]!.url}/v1/master/${guid}/live/master.m3u8`)).text;
+      return variantUrls(text).some((u) => u.startsWith('/v1/manifest/')) ? text : undefined;
+    });
+    const loner = variantUrls(lonerMaster).find((u) => !lonerMaster.includes(`URI="${u}"`))!;
+    expect((await request(`${cluster.ssai[0]!.url}${loner}`)).status).toBe(200);
+
     await cluster.redis.stopServer();
+    // The other proxy cannot read that session: it plays the configuration's content (one layout seen here).
+    const lonerElsewhere = await request(`${cluster.ssai[1]!.url}${loner}`);
+    expect(lonerElsewhere.status).toBe(200);
+    expect(segmentUris(lonerElsewhere.text).length).toBeGreaterThan(0);
+    expect(adsOf(lonerElsewhere.text)).toEqual([]);
     // Sessions this process holds keep their decided break, ads included.
     for (let round = 0; round < 2; round++) {
       for (const answer of await everyPlaylist()) {
