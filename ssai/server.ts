@@ -20,10 +20,8 @@ import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
-import { originMultivariant } from './store-outage.js';
+import { originMultivariant, StoreFallbacks } from './store-outage.js';
 import { isDatabaseUnavailable } from '../src/store/outage.js';
-import { LRUCache } from 'lru-cache';
-import type { StoreOperation } from './metrics.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -147,23 +145,15 @@ export class SsaiServer {
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
-  /**
-   * The absorbed discontinuities of sessions' tracks as last read or written here, kept only when there are some: the
-   * numbering of a session whose breaks absorbed one stays the same while the store is away (issue 27).
-   */
-  private readonly observedHere = new LRUCache<string, Record<string, number[]>>({ max: 100_000 });
+  /** what the proxy does without its store (issue 27) */
+  private readonly fallbacks: StoreFallbacks;
   /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
   private readonly plans: Pick<AdPlanner, 'plan'>;
   private lastFlush = 0;
 
   constructor(private readonly deps: SsaiServerDeps) {
-    this.plans = {
-      plan: (key) => deps.planner.plan(key).catch((e: unknown) => {
-        if (!isSessionStoreUnavailable(e)) throw e;
-        this.unavailable('read');
-        return undefined;
-      }),
-    };
+    this.fallbacks = new StoreFallbacks(deps.store, deps.metrics, deps.sessionTtlMs);
+    this.plans = { plan: (key) => this.fallbacks.or(deps.planner.plan(key), undefined, 'read') };
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
     this.decisions = new DecisionScheduler({
@@ -233,7 +223,7 @@ export class SsaiServer {
     } catch (e) {
       // A store away where no fallback applies (an ad segment of a session unknown here): 503, the player retries.
       if (isSessionStoreUnavailable(e)) {
-        this.unavailable('read');
+        this.fallbacks.count('read');
         reply = fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
       } else if (isDatabaseUnavailable(e)) reply = fail(ssaiError('DATABASE_UNAVAILABLE'));
       else {
@@ -263,11 +253,6 @@ export class SsaiServer {
       this.metricChildren.set(key, m);
     }
     return m;
-  }
-
-  /** Counts an operation done without the session store (ssai_store_unavailable_total). */
-  private unavailable(operation: StoreOperation): void {
-    this.deps.metrics.storeUnavailable.inc({ operation });
   }
 
   private async config(guid: string): Promise<AdinsertConfig | SsaiError> {
@@ -335,7 +320,7 @@ export class SsaiServer {
       if (!isSessionStoreUnavailable(e)) throw e;
       // No store, no session another proxy could read (issue 27): this viewer plays the origin itself, its content
       // and numbering, until it asks for a master playlist again.
-      this.unavailable('session');
+      this.fallbacks.count('session');
       const direct = originMultivariant(fetched.text, origin, multivariant.playlist?.variants.length ? undefined : parsedMedia(fetched).playlist);
       if (direct === undefined) return ssaiError('ORIGIN_NOT_HLS');
       return { reply: playlist(direct, true), session };
@@ -401,12 +386,8 @@ export class SsaiServer {
     }
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
-    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl).catch((e: unknown) => {
-      // the store away: the VOD's breaks already decided are stitched; new ones wait for it
-      if (!isSessionStoreUnavailable(e)) throw e;
-      this.unavailable('read');
-      return [];
-    });
+    // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
+    const found = parsed.avails.length || !pl.endList ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
@@ -419,7 +400,7 @@ export class SsaiServer {
     const records = hot.records;
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
-    const observed = records.some((r) => r.ads.length) ? await this.observed(observedKey) : {};
+    const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
@@ -433,7 +414,7 @@ export class SsaiServer {
           await this.ads.forgetMarks(sid, record);
         }).catch((e: unknown) => {
           // the store away: retired on a later reload, once it is back
-          if (isSessionStoreUnavailable(e)) this.unavailable('write');
+          if (isSessionStoreUnavailable(e)) this.fallbacks.count('write');
           else this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired');
         });
       }
@@ -468,31 +449,8 @@ export class SsaiServer {
       next ??= { ...observed };
       next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
-    if (next) await this.keepObserved(observedKey, next);
+    if (next) await this.fallbacks.keepObserved(observedKey, next);
     return playlist(result.text, !pl.endList);
-  }
-
-  /** The absorbed discontinuities of a session's track: from the store, or while it is away as last known here. */
-  private async observed(key: string): Promise<Record<string, number[]>> {
-    try {
-      const stored = (await this.deps.store.get<Record<string, number[]>>(key)) ?? {};
-      if (Object.keys(stored).length) this.observedHere.set(key, stored);
-      return stored;
-    } catch (e) {
-      if (!isSessionStoreUnavailable(e)) throw e;
-      this.unavailable('read');
-      return this.observedHere.get(key) ?? {};
-    }
-  }
-
-  private async keepObserved(key: string, value: Record<string, number[]>): Promise<void> {
-    this.observedHere.set(key, value);
-    try {
-      await this.deps.store.set(key, value, this.deps.sessionTtlMs);
-    } catch (e) {
-      if (!isSessionStoreUnavailable(e)) throw e;
-      this.unavailable('write');
-    }
   }
 
   /**
@@ -500,7 +458,7 @@ export class SsaiServer {
    * when every session of it seen here had one layout (variant n is then known), with no break stitched; else 503.
    */
   private async contentWithoutSession(guid: string, n: number): Promise<Reply> {
-    this.unavailable('session');
+    this.fallbacks.count('session');
     const entry = this.sessions.layoutOf(guid)?.variants[n];
     if (!entry) return fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
     const fetched = await this.deps.origin.fetch(entry.uri);
@@ -526,12 +484,7 @@ export class SsaiServer {
       if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
       if (!refreshed) {
         refreshed = true;
-        try {
-          mergeRecords(hot, await this.sessions.records(sid));
-        } catch (e) {
-          if (!isSessionStoreUnavailable(e)) throw e;
-          this.unavailable('read');
-        }
+        mergeRecords(hot, await this.fallbacks.or(this.sessions.records(sid), [], 'read'));
         if (isKnown(hot.records, avail, target)) continue;
       }
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
@@ -553,15 +506,12 @@ export class SsaiServer {
       } catch (e) {
         if (!isSessionStoreUnavailable(e)) throw e;
         // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
-        this.unavailable('decision');
+        this.fallbacks.count('decision');
         this.sessions.degrade(hot, avail, target);
         continue;
       }
       // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      const stored = await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)).catch((e: unknown) => {
-        if (!isSessionStoreUnavailable(e)) throw e;
-        return undefined;
-      });
+      const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
       mergeRecords(hot, [stored ?? decided]);
     }
   }

@@ -5,8 +5,12 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../core/logger.js';
 
-/** A command Redis has not answered by then fails: a hung Redis costs a request this much, not a hang. */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
+/**
+ * A command Redis has not answered by then fails: a hung Redis costs a request this much, not a hang. Not shorter: the
+ * timer can fire before a reply already in the socket is read when the event loop stalled (a loaded machine), and a
+ * spurious failure turns a decision into content.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 /** Reconnect attempts back off to this pause between two. */
 const REDIS_MAX_RECONNECT_PAUSE_MS = 1_000;
