@@ -37,10 +37,16 @@ function onPath(binary: string): string | undefined {
   return undefined;
 }
 
+/** Why a private Redis cannot be started here, or undefined when it can. */
+export function privateRedisMissing(): string | undefined {
+  return onPath('redis-server') ? undefined : 'no redis-server on PATH';
+}
+
 /** Why private stores cannot be started here (the fault tests skip with this), or undefined when they can. */
 export function privateStoresMissing(): string | undefined {
   if (!postgresBinDir()) return 'no initdb/pg_ctl under /usr/lib/postgresql/*/bin';
-  if (!onPath('redis-server')) return 'no redis-server on PATH';
+  const redis = privateRedisMissing();
+  if (redis) return redis;
   if (process.getuid?.() !== 0 || !onPath('runuser')) return 'PostgreSQL must run as the postgres user: the tests need root and runuser';
   return undefined;
 }
