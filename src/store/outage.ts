@@ -28,3 +28,18 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (Array.isArray(errors) && errors.some((e) => isDatabaseUnavailable(e, depth + 1))) return true;
   return cause !== undefined && isDatabaseUnavailable(cause, depth + 1);
 }
+
+/** ioredis's words for a Redis that is away (its errors carry no code). */
+const REDIS_OUTAGE_MESSAGES = ['Connection is closed', "Stream isn't writeable", 'Command timed out', 'Reached the max retries per request limit'];
+
+/**
+ * Whether `error` says a store (PostgreSQL or Redis) is away: the last-resort check of the process's unhandled
+ * rejections (src/cli.ts), where such an error is logged rather than allowed to end the process.
+ */
+export function isStoreOutage(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === 'SESSION_STORE_UNAVAILABLE') return true;
+  return typeof message === 'string' && REDIS_OUTAGE_MESSAGES.some((m) => message.includes(m));
+}

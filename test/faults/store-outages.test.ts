@@ -36,7 +36,11 @@ describe.skipIf(missing !== undefined)('store outages (private PostgreSQL and Re
     for (const viewer of viewers) for (const p of cluster.ssai) answers.push(await request(`${p.url}${viewer}`));
     return answers;
   };
-  const everyProcessAlive = () => expect(cluster.all.filter((p) => !alive(p)).map((p) => `${p.name} exited:\n${p.logs.slice(-15).join('\n')}`)).toEqual([]);
+  const everyProcessAlive = () => {
+    expect(cluster.all.filter((p) => !alive(p)).map((p) => `${p.name} exited:\n${p.logs.slice(-15).join('\n')}`)).toEqual([]);
+    // the process-wide safety net (src/cli.ts) caught nothing: every store error was handled where it happened
+    expect(cluster.all.flatMap((p) => p.logs).filter((l) => l.includes('was not handled where it happened'))).toEqual([]);
+  };
   const metric = async (url: string, name: string): Promise<number> => {
     const text = (await request(`${url}/metrics`)).text;
     return [...text.matchAll(new RegExp(`^${name} (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
