@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CONFIG_VARIABLES, ConfigError, ROLES } from './core/config.js';
 import { startEngine } from './engine.js';
+import { isStoreOutage } from './store/outage.js';
 
 const HELP = `engine: media pipeline engine (live channels, VOD encoding, server-side ad insertion)
 
@@ -59,6 +60,12 @@ async function main(): Promise<void> {
     return;
   }
   const engine = await startEngine(values.roles ? { roles: values.roles } : {});
+  // Every store client handles its own outage (issue 27); a store error that still escapes somewhere is logged, not
+  // allowed to end the process. Anything else ends it, as Node does by default (rethrown: an uncaught exception).
+  process.on('unhandledRejection', (reason) => {
+    if (!isStoreOutage(reason)) throw reason;
+    engine.ctx.logger.error({ err: reason }, 'a store outage error was not handled where it happened; the engine goes on');
+  });
   const stop = (signal: string) => {
     engine.ctx.logger.info({ signal }, 'stopping');
     void engine.close().then(() => process.exit(0));

@@ -49,7 +49,10 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const closers: Array<() => Promise<void> | void> = [];
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.databaseSchema ? { schema: options.databaseSchema } : {}) });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
+    onConnectionError: (error) => logger.warn({ err: error }, 'a database connection was lost; the next query opens another'),
+  });
   closers.push(() => store.close());
   try {
     const vault = KeyVault.open(config.secretKey, config.dataDir);

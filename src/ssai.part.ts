@@ -66,12 +66,15 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       const metrics = createSsaiMetrics(ctx.metrics.registry);
       // Round trips to Redis per playlist are the cost of scale-out (issue 20, bench/cluster reads this counter).
       const redisRoundTrips = new Counter({ name: 'ssai_redis_round_trips_total', help: 'Requests the proxy made to Redis (a MULTI counts once)', registers: [ctx.metrics.registry] });
-      const sessions = createSessionStore(ctx.config.redisUrl, `${ctx.config.redisPrefix}ssai:`, () => redisRoundTrips.inc());
+      const sessions = createSessionStore(ctx.config.redisUrl, `${ctx.config.redisPrefix}ssai:`, () => redisRoundTrips.inc(), ctx.logger.child({ component: 'ssai' }));
       const origin = new OriginFetcher({
         ...(options.originCacheMs !== undefined ? { cacheMs: options.originCacheMs } : {}), timeoutMs: options.originTimeoutMs ?? 2000,
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
       });
-      const beacons = new BeaconSender(sessions, { timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }) });
+      const beacons = new BeaconSender(sessions, {
+        timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }),
+        onStoreUnavailable: () => metrics.storeUnavailable.inc({ operation: 'beacon' }),
+      });
       // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.
       const threads = ctx.config.ssaiDecisionThreads;
       const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads, nice: ctx.config.ssaiDecisionNice });

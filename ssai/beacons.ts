@@ -1,7 +1,8 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
 // with retries and a timeout, never on the playlist's or the segment redirect's critical path.
 import { Agent, request } from 'undici';
-import type { SessionStore } from './session-store.js';
+import { LRUCache } from 'lru-cache';
+import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
 
 export interface BeaconOptions {
   timeoutMs?: number;
@@ -10,6 +11,8 @@ export interface BeaconOptions {
   /** how long a "fired" mark is kept, ms */
   markTtlMs?: number;
   onResult?: (result: 'sent' | 'failed' | 'duplicate') => void;
+  /** a mark was kept in this process only: the store was away (issue 27) */
+  onStoreUnavailable?: () => void;
 }
 
 type Job = { url: string; attempt: number };
@@ -57,6 +60,8 @@ export class BeaconSender {
   private readonly maxRetries: number;
   private readonly concurrency: number;
   private readonly markTtlMs: number;
+  /** marks kept here while the store is away; empty otherwise */
+  private readonly firedHere = new LRUCache<string, true>({ max: 100_000 });
 
   constructor(private readonly store: SessionStore, private readonly opts: BeaconOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
@@ -80,7 +85,15 @@ export class BeaconSender {
   fire(markKey: string, urls: readonly string[]): void {
     if (this.closed || !urls.length) return;
     this.pendingMarks++;
-    this.store.setIfAbsent(`beacon:${markKey}`, 1, this.markTtlMs).then(({ created }) => {
+    this.store.setIfAbsent(`beacon:${markKey}`, 1, this.markTtlMs).then(({ created }) => created, (e: unknown) => {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      // The store away (issue 27): de-duplicated in this process only; a player fetches each segment once, so the
+      // event still fires once unless a retry lands on another proxy.
+      this.opts.onStoreUnavailable?.();
+      if (this.firedHere.has(markKey)) return false;
+      this.firedHere.set(markKey, true);
+      return true;
+    }).then((created) => {
       if (!created) { this.opts.onResult?.('duplicate'); return; }
       for (const url of urls) this.queue.push({ url, attempt: 0 });
       this.pump();

@@ -14,6 +14,10 @@ export const SSAI_ERRORS = {
   SEGMENT_NOT_FOUND: { status: 404, message: 'The session has no ad segment at this address' },
   BAD_PLAYBACK_PATH: { status: 400, message: 'The playback path is malformed' },
   SESSION_BODY_TOO_LARGE: { status: 413, message: 'The session request body is larger than 64 KiB' },
+  /** PostgreSQL is down and the configuration was never read by this process (issue 27); known ones are served from cache */
+  DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable and this process has not seen this configuration yet' },
+  /** Redis is down and neither this session nor its playlists are known to this process (issue 27) */
+  SESSION_STORE_UNAVAILABLE: { status: 503, message: 'The session store is unavailable and this process does not know the session' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type SsaiErrorCode = keyof typeof SSAI_ERRORS;

@@ -7,6 +7,8 @@ import { ssaiError, type SsaiError } from './errors.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import { exactArray, type SessionStore } from './session-store.js';
 import { growingLru } from './growing-lru.js';
+import type { Avail } from './cue-finder.js';
+import { contentRecord } from './store-outage.js';
 
 /**
  * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
@@ -65,9 +67,66 @@ export class HotSessions {
    * not by record object: the store may hand several sessions the same frozen record
    */
   private readonly retiring = new Set<string>();
+  /**
+   * The layout of each configuration's sessions seen here, or '' once two differ: while the store is away, a
+   * session unknown here plays its configuration's content when that has one layout (issue 27).
+   */
+  private readonly layoutOfGuid = new LRUCache<string, string>({ max: 10_000 });
+  /** breaks decided without the store (content), by avail key: written to the store when it is back */
+  private readonly unsaved = new Map<string, { hot: HotSession; record: AvailRecord }>();
+  private flushing: Promise<void> | undefined;
 
   constructor(private readonly store: SessionStore, private readonly sessionTtlMs: number) {
     this.hot = growingLru(100_000, { ttl: sessionTtlMs });
+  }
+
+  private noteLayout(guid: string, hash: string): void {
+    const known = this.layoutOfGuid.get(guid);
+    if (known === undefined) this.layoutOfGuid.set(guid, hash);
+    else if (known !== '' && known !== hash) this.layoutOfGuid.set(guid, '');
+  }
+
+  /** The one layout of this configuration's sessions seen here, if there is exactly one. */
+  layoutOf(guid: string): Layout | undefined {
+    const hash = this.layoutOfGuid.get(guid);
+    return hash ? this.layouts.get(hash) : undefined;
+  }
+
+  /**
+   * The store is away and the break needs a decision: it plays its content, in this process now and, once the store
+   * is back, in every process (flushUnsaved), so the session's numbering never changes under a viewer.
+   */
+  degrade(hot: HotSession, avail: Avail, targetDuration: number): AvailRecord {
+    const known = hot.records.find((r) => r.id === avail.id);
+    if (known) return known;
+    const record = contentRecord(avail, hot.records.length, targetDuration);
+    mergeRecords(hot, [record]);
+    this.unsaved.set(keys.avail(hot.session.id, record.id), { hot, record });
+    return record;
+  }
+
+  /** Whether breaks decided without the store wait to be written to it. */
+  get hasUnsaved(): boolean {
+    return this.unsaved.size > 0;
+  }
+
+  /**
+   * Writes the breaks decided without the store, once it answers again. A break another process decided meanwhile
+   * keeps that decision (the store's), here too: every process then stitches the same.
+   */
+  flushUnsaved(): Promise<void> {
+    this.flushing ??= (async () => {
+      for (const [key, { hot, record }] of this.unsaved) {
+        const sid = hot.session.id;
+        await this.store.push(keys.availList(sid), record.id, this.sessionTtlMs);
+        const stored = await this.store.setIfAbsent(key, record, this.sessionTtlMs);
+        this.unsaved.delete(key);
+        if (stored.created) continue;
+        const at = hot.records.findIndex((r) => r.id === record.id);
+        if (at >= 0) hot.records[at] = stored.value;
+      }
+    })().finally(() => { this.flushing = undefined; });
+    return this.flushing;
   }
 
   /** Stores a new session and its layout, then caches it from the stored copies. */
@@ -78,6 +137,8 @@ export class HotSessions {
     // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
     await this.store.set(layoutKey(hash), layout, this.sessionTtlMs);
     await this.store.set(keys.session(sid), stored, this.sessionTtlMs);
+    this.layouts.set(hash, layout);
+    this.noteLayout(session.guid, hash);
     this.hot.delete(sid);
     await this.get(sid); // cached from the stored copies: compact, layout shared with the other sessions
   }
@@ -94,6 +155,7 @@ export class HotSessions {
       const known = this.layouts.get(stored.layout) ?? await this.store.get<Layout>(layoutKey(stored.layout));
       if (!known) return undefined;
       this.layouts.set(stored.layout, known);
+      this.noteLayout(stored.guid, stored.layout);
       layout = known;
     } else layout = { variants: stored.variants, rungs: stored.rungs }; // stored whole (before layouts)
     const hot: HotSession = this.hot.get(sid) ?? new CachedSession(stored, layout, await this.records(sid));

@@ -16,8 +16,13 @@ export type Reply = { status: number; body: string; type: string; headers?: Reco
 export function json(status: number, value: unknown): Reply {
   return { status, body: JSON.stringify(value), type: 'application/json; charset=utf-8' };
 }
+/** Seconds a player is told to wait after a 503 (a store away, issue 27). */
+const RETRY_AFTER_SECONDS = '2';
+
 export function fail(err: SsaiError): Reply {
-  return json(err.status, toErrorBody(err));
+  const reply = json(err.status, toErrorBody(err));
+  if (err.status === 503) reply.headers = { 'retry-after': RETRY_AFTER_SECONDS };
+  return reply;
 }
 export function playlist(text: string, live: boolean): Reply {
   return { status: 200, body: text, type: M3U8, headers: { 'cache-control': live ? 'no-cache' : 'public, max-age=60' } };

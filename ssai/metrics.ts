@@ -22,7 +22,15 @@ export interface SsaiMetrics {
   decisionsLate: Counter;
   /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
   breaksRetired: Counter;
+  /** what the proxy did without its session store (Redis away, issue 27), by operation */
+  storeUnavailable: Counter<'operation'>;
 }
+
+/**
+ * decision: a break played content; session: a new viewer played the origin, or an unknown session its content;
+ * read / write: a value served from or kept in this process only; beacon: a beacon de-duplicated in this process only
+ */
+export type StoreOperation = 'decision' | 'session' | 'read' | 'write' | 'beacon';
 
 export function createSsaiMetrics(registry: Registry): SsaiMetrics {
   const availSeconds = new Counter({ name: 'ssai_avail_seconds_total', help: 'Seconds of ad avails decided', registers: [registry] });
@@ -51,6 +59,10 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     decisionsEarly: new Counter({ name: 'ssai_decisions_early_total', help: 'Ad decisions made ahead of their break, spread over its announcement lead', registers: [registry] }),
     decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),
     breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),
+    storeUnavailable: new Counter({
+      name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',
+      labelNames: ['operation'] as const, registers: [registry],
+    }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }

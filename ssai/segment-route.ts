@@ -7,7 +7,7 @@ import { ssaiError } from './errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
 import { adIdsOf, trackingOf } from './packed-tracking.js';
-import type { SessionStore } from './session-store.js';
+import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
 import type { TrackingEvents } from './vast-decision.js';
 
 /** The path of a /v1/segment request split on '/': ['', 'v1', 'segment', guid, session, availId, adIndex, n, segment]. */
@@ -74,8 +74,13 @@ export class SegmentRoutes {
   async tracking(guid: string, sid: string): Promise<Reply> {
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
-    const records = await this.sessions.records(sid);
-    mergeRecords(hot, records);
+    // the store away (issue 27): the breaks this process knows
+    const stored = await this.sessions.records(sid).catch((e: unknown) => {
+      if (isSessionStoreUnavailable(e)) return undefined;
+      throw e;
+    });
+    if (stored) mergeRecords(hot, stored);
+    const records = stored ?? hot.records;
     // VOD insertions move everything after them: a break's place on the stitched timeline counts the ads inserted
     // before it (issue 19 point 2).
     const insertedBefore = (r: AvailRecord): number => records.reduce((t, x) => (x.insert && x !== r

@@ -19,7 +19,9 @@ import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type Varian
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
-import type { SessionStore } from './session-store.js';
+import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
+import { originMultivariant, StoreFallbacks } from './store-outage.js';
+import { isDatabaseUnavailable } from '../src/store/outage.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -143,8 +145,15 @@ export class SsaiServer {
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
+  /** what the proxy does without its store (issue 27) */
+  private readonly fallbacks: StoreFallbacks;
+  /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
+  private readonly plans: Pick<AdPlanner, 'plan'>;
+  private lastFlush = 0;
 
   constructor(private readonly deps: SsaiServerDeps) {
+    this.fallbacks = new StoreFallbacks(deps.store, deps.metrics, deps.sessionTtlMs);
+    this.plans = { plan: (key) => this.fallbacks.or(deps.planner.plan(key), undefined, 'read') };
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
     this.decisions = new DecisionScheduler({
@@ -212,8 +221,15 @@ export class SsaiServer {
         reply = { status: 200, body: EMPTY_VTT, type: 'text/vtt; charset=utf-8', headers: { 'cache-control': 'public, max-age=86400' } };
       } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
     } catch (e) {
-      this.deps.logger.error({ err: e, url }, 'ssai request failed');
-      reply = INTERNAL_ERROR;
+      // A store away where no fallback applies (an ad segment of a session unknown here): 503, the player retries.
+      if (isSessionStoreUnavailable(e)) {
+        this.fallbacks.count('read');
+        reply = fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
+      } else if (isDatabaseUnavailable(e)) reply = fail(ssaiError('DATABASE_UNAVAILABLE'));
+      else {
+        this.deps.logger.error({ err: e, url }, 'ssai request failed');
+        reply = INTERNAL_ERROR;
+      }
     }
     try {
       writeReply(req, res, reply);
@@ -241,7 +257,14 @@ export class SsaiServer {
 
   private async config(guid: string): Promise<AdinsertConfig | SsaiError> {
     if (!guid) return ssaiError('BAD_PLAYBACK_PATH');
-    const config = await this.deps.lookup.get(guid);
+    let config: AdinsertConfig | undefined;
+    try {
+      config = await this.deps.lookup.get(guid);
+    } catch (e) {
+      // PostgreSQL away and this configuration never read here (a known one is served from the cache, issue 27)
+      if (isDatabaseUnavailable(e)) return ssaiError('DATABASE_UNAVAILABLE');
+      throw e;
+    }
     return config ?? ssaiError('ADINSERT_NOT_FOUND', `No ad-insertion configuration ${guid}`);
   }
 
@@ -262,7 +285,14 @@ export class SsaiServer {
     const fetched = await this.deps.origin.fetch(origin);
     if (!fetched.ok) return fetched.error;
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
-    const existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
+    let existing: SessionRecord | undefined;
+    let storeAway = false;
+    try {
+      existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      storeAway = true;
+    }
     const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
     const base = `/v1/manifest/${guid}/${sid}`;
     const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
@@ -283,7 +313,18 @@ export class SsaiServer {
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
     const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
-    await this.sessions.save(session, layout);
+    try {
+      if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
+      await this.sessions.save(session, layout);
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      // No store, no session another proxy could read (issue 27): this viewer plays the origin itself, its content
+      // and numbering, until it asks for a master playlist again.
+      this.fallbacks.count('session');
+      const direct = originMultivariant(fetched.text, origin, multivariant.playlist?.variants.length ? undefined : parsedMedia(fetched).playlist);
+      if (direct === undefined) return ssaiError('ORIGIN_NOT_HLS');
+      return { reply: playlist(direct, true), session };
+    }
     this.deps.planner.expectDecisions();
     return { reply: playlist(text, true), session };
   }
@@ -317,8 +358,18 @@ export class SsaiServer {
   private async media(guid: string, sid: string, n: number): Promise<Reply> {
     const config = await this.config(guid);
     if ('kind' in config) return fail(config);
-    const hot = await this.sessions.load(guid, sid);
+    let hot: HotSession | SsaiError;
+    try {
+      hot = await this.sessions.load(guid, sid);
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      return this.contentWithoutSession(guid, n);
+    }
     if ('kind' in hot) return fail(hot);
+    if (this.sessions.hasUnsaved && this.deps.store.available !== false && this.deps.now() - this.lastFlush > 1000) {
+      this.lastFlush = this.deps.now();
+      void this.sessions.flushUnsaved().catch(() => undefined); // the store is back: breaks played as content are kept
+    }
     const session = hot.session;
     const entry = session.variants[n];
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
@@ -334,7 +385,8 @@ export class SsaiServer {
     }
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
-    const found = parsed.avails.length || !vod ? parsed.avails : await this.deps.planner.vmapAvails(session, config.adServer, pl);
+    // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
+    const found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
@@ -347,19 +399,23 @@ export class SsaiServer {
     const records = hot.records;
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
-    const observed = records.some((r) => r.ads.length) ? (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {} : {};
+    const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
     const avails: StitchAvail[] = [];
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     for (const record of records) {
-      const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
+      const placed = await placeAvail(this.plans, record, pl, entry, observed[record.id]);
       if (!vod && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
           this.deps.metrics.breaksRetired.inc();
           await this.ads.forgetMarks(sid, record);
-        }).catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired'));
+        }).catch((e: unknown) => {
+          // the store away: retired on a later reload, once it is back
+          if (isSessionStoreUnavailable(e)) this.fallbacks.count('write');
+          else this.deps.logger.warn({ err: e, session: sid, avail: record.id }, 'a past break could not be retired');
+        });
       }
       if (!placed) continue;
       avails.push(placed);
@@ -392,8 +448,23 @@ export class SsaiServer {
       next ??= { ...observed };
       next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
-    if (next) await this.deps.store.set(observedKey, next, this.deps.sessionTtlMs);
+    if (next) await this.fallbacks.keepObserved(observedKey, next);
     return playlist(result.text, !vod);
+  }
+
+  /**
+   * A playlist of a session this process cannot read while the store is away (issue 27): its configuration's content
+   * when every session of it seen here had one layout (variant n is then known), with no break stitched; else 503.
+   */
+  private async contentWithoutSession(guid: string, n: number): Promise<Reply> {
+    this.fallbacks.count('session');
+    const entry = this.sessions.layoutOf(guid)?.variants[n];
+    if (!entry) return fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
+    const fetched = await this.deps.origin.fetch(entry.uri);
+    if (!fetched.ok) return fail(fetched.error);
+    const parsed = parsedMedia(fetched, this.deps.metrics);
+    if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
+    return playlist(stitchMediaPlaylist(parsed.playlist, { originUrl: entry.uri, avails: [], trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH }).text, !isVodPlaylist(parsed.playlist));
   }
 
   /**
@@ -412,7 +483,7 @@ export class SsaiServer {
       if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
       if (!refreshed) {
         refreshed = true;
-        mergeRecords(hot, await this.sessions.records(sid));
+        mergeRecords(hot, await this.fallbacks.or(this.sessions.records(sid), [], 'read'));
         if (isKnown(hot.records, avail, target)) continue;
       }
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
@@ -423,12 +494,24 @@ export class SsaiServer {
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
           : (avail.startSegmentIndex - last.mediaSequence - 1) * (avail.slotDuration || target) * 1000;
-        this.decisions.ahead(task, leadMs);
+        // (the store away: decided on a later reload once it is back, or as content when the break arrives before)
+        if (this.deps.store.available !== false) this.decisions.ahead(task, leadMs);
         continue;
       }
-      const decided = await this.decisions.inWindow(task);
+      let decided: AvailRecord;
+      try {
+        if (this.deps.store.available === false) throw new SessionStoreUnavailableError('Redis is away');
+        decided = await this.decisions.inWindow(task);
+      } catch (e) {
+        if (!isSessionStoreUnavailable(e)) throw e;
+        // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
+        this.fallbacks.count('decision');
+        this.sessions.degrade(hot, avail, target);
+        continue;
+      }
       // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
+      const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
+      mergeRecords(hot, [stored ?? decided]);
     }
   }
 }

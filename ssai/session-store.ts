@@ -1,7 +1,9 @@
 // Sessions, avail decisions and beacon marks behind one interface (STYLE.md rule 7): memory LRU+TTL by default,
 // Redis when REDIS_URL is set, so any number of ssai instances give one viewer the same ads (DESIGN.md "Processes").
 import { LRUCache } from 'lru-cache';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createRedisClient, RedisReadiness } from '../src/store/redis.js';
 import { growingLru } from './growing-lru.js';
 
 export interface SessionStore {
@@ -16,6 +18,8 @@ export interface SessionStore {
   /** removes values (absent ones are skipped) */
   delete(keys: readonly string[]): Promise<void>;
   close(): Promise<void>;
+  /** false while a shared store is known to be away (commands would fail at once); absent: always available */
+  readonly available?: boolean;
 }
 
 /**
@@ -267,29 +271,65 @@ export class MemorySessionStore implements SessionStore {
   }
 }
 
+/**
+ * A store command failed because the store is unreachable (issue 27: Redis down). Callers on the playlist path
+ * degrade (content for a break not yet decided, what this process holds for the rest) and never answer 5xx for it.
+ */
+export class SessionStoreUnavailableError extends Error {
+  readonly code = 'SESSION_STORE_UNAVAILABLE';
+  constructor(cause: unknown) {
+    super(`the session store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'SessionStoreUnavailableError';
+  }
+}
+
+export function isSessionStoreUnavailable(value: unknown): value is SessionStoreUnavailableError {
+  return typeof value === 'object' && value !== null && (value as { code?: unknown }).code === 'SESSION_STORE_UNAVAILABLE';
+}
+
+/** After a command of a connected Redis failed (timed out), the next ones fail at once for this long: no pile-up. */
+const FAILED_COMMAND_PAUSE_MS = 1_000;
+
 export class RedisSessionStore implements SessionStore {
   private readonly redis: Redis;
+  private readonly readiness: RedisReadiness;
+  private pausedUntil = 0;
 
   /** onRoundTrip: called once per request to Redis (a MULTI counts once), for the ssai_redis_round_trips_total metric */
-  constructor(url: string, private readonly prefix = 'ssai:', private readonly onRoundTrip: () => void = () => undefined) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    this.redis.on('error', () => undefined); // surfaced per command; a background reconnect must not crash the process
+  constructor(url: string, private readonly prefix = 'ssai:', private readonly onRoundTrip: () => void = () => undefined, logger?: Logger) {
+    this.redis = createRedisClient(url, { purpose: 'ssai sessions', logger });
+    this.readiness = new RedisReadiness(this.redis);
+  }
+
+  /** Whether a command would be sent now (false while Redis is away: commands fail at once). */
+  get available(): boolean {
+    return this.readiness.ready && Date.now() >= this.pausedUntil;
+  }
+
+  /** Runs one round trip; any failure of Redis (down, dropped, silent) becomes SessionStoreUnavailableError. */
+  private async command<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      if (Date.now() < this.pausedUntil) throw new Error('a command failed less than a second ago');
+      await this.readiness.check();
+      this.onRoundTrip();
+      return await run();
+    } catch (error) {
+      if (this.readiness.ready) this.pausedUntil = Date.now() + FAILED_COMMAND_PAUSE_MS;
+      throw new SessionStoreUnavailableError(error);
+    }
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    this.onRoundTrip();
-    const v = await this.redis.get(this.prefix + key);
+    const v = await this.command(() => this.redis.get(this.prefix + key));
     return v === null ? undefined : (JSON.parse(v) as T);
   }
 
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {
-    this.onRoundTrip();
-    await this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)));
+    await this.command(() => this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs))));
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }> {
-    this.onRoundTrip();
-    const ok = await this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+    const ok = await this.command(() => this.redis.set(this.prefix + key, JSON.stringify(value), 'PX', Math.max(1, Math.round(ttlMs)), 'NX'));
     if (ok === 'OK') return { value, created: true };
     const existing = await this.get<T>(key);
     return existing === undefined ? { value, created: false } : { value: existing, created: false };
@@ -297,18 +337,17 @@ export class RedisSessionStore implements SessionStore {
 
   async delete(keys: readonly string[]): Promise<void> {
     if (!keys.length) return;
-    this.onRoundTrip();
-    await this.redis.del(...keys.map((k) => this.prefix + k));
+    await this.command(() => this.redis.del(...keys.map((k) => this.prefix + k)));
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {
-    this.onRoundTrip();
-    await this.redis.multi().rpush(this.prefix + key, value).pexpire(this.prefix + key, Math.max(1, Math.round(ttlMs))).exec();
+    const answers = await this.command(() => this.redis.multi().rpush(this.prefix + key, value).pexpire(this.prefix + key, Math.max(1, Math.round(ttlMs))).exec());
+    const failed = answers?.find(([error]) => error)?.[0];
+    if (failed) throw new SessionStoreUnavailableError(failed);
   }
 
   async list(key: string): Promise<string[]> {
-    this.onRoundTrip();
-    return this.redis.lrange(this.prefix + key, 0, -1);
+    return this.command(() => this.redis.lrange(this.prefix + key, 0, -1));
   }
 
   async close(): Promise<void> {
@@ -316,6 +355,6 @@ export class RedisSessionStore implements SessionStore {
   }
 }
 
-export function createSessionStore(redisUrl: string | undefined, prefix?: string, onRoundTrip?: () => void): SessionStore {
-  return redisUrl ? new RedisSessionStore(redisUrl, prefix, onRoundTrip) : new MemorySessionStore();
+export function createSessionStore(redisUrl: string | undefined, prefix?: string, onRoundTrip?: () => void, logger?: Logger): SessionStore {
+  return redisUrl ? new RedisSessionStore(redisUrl, prefix, onRoundTrip, logger) : new MemorySessionStore();
 }

@@ -38,6 +38,12 @@ export class JobLeases {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> = Promise.resolve();
+  /**
+   * The jobs this process runs: only their leases are renewed. A lease whose release failed (the database away when
+   * the job ended, issue 27) then goes stale, and the job, whose completion pg-boss could not record either, is given
+   * back to the queue within the TTL instead of staying active until it expires (hours).
+   */
+  private readonly held = new Set<string>();
 
   constructor(private readonly db: Db, private readonly opts: JobLeaseOptions) {
     this.ttlMs = opts.ttlMs ?? 15_000;
@@ -47,10 +53,12 @@ export class JobLeases {
 
   async hold(jobId: string, queue: string): Promise<void> {
     const row = { job_id: jobId, queue, holder: this.holder, renewed_at: this.now() };
+    this.held.add(jobId);
     await this.db.insertInto('job_leases').values(row).onConflict((oc) => oc.column('job_id').doUpdateSet({ holder: this.holder, renewed_at: row.renewed_at })).execute();
   }
 
   async release(jobId: string): Promise<void> {
+    this.held.delete(jobId);
     await this.db.deleteFrom('job_leases').where('job_id', '=', jobId).where('holder', '=', this.holder).execute();
   }
 
@@ -64,7 +72,7 @@ export class JobLeases {
   /** Renews this process's leases, then gives back the jobs of leases nobody renewed in time. */
   async tick(): Promise<void> {
     const now = this.now();
-    await this.db.updateTable('job_leases').set({ renewed_at: now }).where('holder', '=', this.holder).execute();
+    if (this.held.size) await this.db.updateTable('job_leases').set({ renewed_at: now }).where('holder', '=', this.holder).where('job_id', 'in', [...this.held]).execute();
     const stale = await this.db.selectFrom('job_leases').selectAll().where('renewed_at', '<', now - this.ttlMs).execute();
     for (const lease of stale) {
       // Deleting the exact row claims it: of several workers sweeping at once, one gives the job back.

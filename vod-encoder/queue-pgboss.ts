@@ -34,7 +34,7 @@ function mapState(state: PgBoss.JobWithMetadata['state']): JobState {
 
 export class PgBossEncodeQueue implements EncodeQueue {
   readonly backend = 'pg-boss' as const;
-  private readonly boss: PgBoss;
+  private boss: PgBoss;
   private readonly logger: Logger;
   private readonly handlers = new Map<JobKind, { handler: JobHandler; concurrency: number }>();
   private readonly running = new Map<string, AbortController>();
@@ -47,44 +47,64 @@ export class PgBossEncodeQueue implements EncodeQueue {
 
   constructor(private readonly opts: PgBossQueueOptions) {
     this.logger = opts.logger;
-    this.boss = new PgBoss({
-      connectionString: opts.connectionString,
-      schema: opts.schema ?? 'pgboss',
-      max: 4,
-      // Retries exist for dropped jobs only: handlers return expected failures as data instead of throwing.
-      retryLimit: 3,
-      retryDelay: 1,
-      expireInMinutes: opts.expireInMinutes ?? 120,
-    });
-    this.boss.on('error', (error) => this.logger.error({ err: error }, 'pg-boss error'));
+    this.boss = this.newBoss();
     // A failed job with retries left goes back to the queue (retryDelay 1 s) for any worker.
     this.leases = opts.leases?.(async (queue, jobId) => {
       await this.boss.fail(queue, jobId, { message: 'the worker running the job stopped renewing its lease' });
     });
   }
 
+  private newBoss(): PgBoss {
+    // (pg-boss hands its options to pg.Pool, whose connect timeout its types leave out)
+    const options: PgBoss.ConstructorOptions & { connectionTimeoutMillis: number } = {
+      connectionString: this.opts.connectionString,
+      schema: this.opts.schema ?? 'pgboss',
+      max: 4,
+      // A PostgreSQL outage fails pg-boss's queries within seconds instead of holding its loops (issue 27).
+      connectionTimeoutMillis: 3_000,
+      // Retries exist for dropped jobs only: handlers return expected failures as data instead of throwing.
+      retryLimit: 3,
+      retryDelay: 1,
+      expireInMinutes: this.opts.expireInMinutes ?? 120,
+    };
+    const boss = new PgBoss(options);
+    // Its pool's lost connections and its loops' failed queries come here: logged, and pg-boss polls on (issue 27).
+    boss.on('error', (error) => this.logger.warn({ err: error }, 'pg-boss error'));
+    return boss;
+  }
+
   /** Starts pg-boss (creating its schema) and the queues; shared by producers and workers. */
   private boot(): Promise<void> {
-    this.booted ??= (async () => {
-      // Processes starting together (two workers, an ssai) each install pg-boss's schema and create the queues: DDL
-      // that deadlocks in PostgreSQL when run at once, and a failed pg-boss start cannot be retried. One at a time,
-      // under an advisory lock named after the schema (issue 20: the cluster suite started two workers at once).
-      const lock = new pg.Client({ connectionString: this.opts.connectionString });
-      await lock.connect();
-      const key = `engine pg-boss boot ${this.opts.schema ?? 'pgboss'}`;
-      try {
-        await lock.query('select pg_advisory_lock(hashtext($1))', [key]);
-        await this.boss.start();
-        for (const kind of JOB_KINDS) {
-          const name = queueName(kind);
-          if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
-        }
-      } finally {
-        await lock.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
-        await lock.end().catch(() => undefined);
-      }
-    })();
+    this.booted ??= this.bootOnce().catch(async (error: unknown) => {
+      // A pg-boss whose start failed (the database away) never starts again: the next call boots a fresh one.
+      const failed = this.boss;
+      this.boss = this.newBoss();
+      this.booted = undefined;
+      await failed.stop({ graceful: false, wait: false }).catch(() => undefined);
+      throw error;
+    });
     return this.booted;
+  }
+
+  private async bootOnce(): Promise<void> {
+    // Processes starting together (two workers, an ssai) each install pg-boss's schema and create the queues: DDL
+    // that deadlocks in PostgreSQL when run at once, and a failed pg-boss start cannot be retried. One at a time,
+    // under an advisory lock named after the schema (issue 20: the cluster suite started two workers at once).
+    const lock = new pg.Client({ connectionString: this.opts.connectionString, connectionTimeoutMillis: 3_000 });
+    lock.on('error', (error) => this.logger.warn({ err: error }, 'the pg-boss boot lock connection was lost'));
+    await lock.connect();
+    const key = `engine pg-boss boot ${this.opts.schema ?? 'pgboss'}`;
+    try {
+      await lock.query('select pg_advisory_lock(hashtext($1))', [key]);
+      await this.boss.start();
+      for (const kind of JOB_KINDS) {
+        const name = queueName(kind);
+        if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+      }
+    } finally {
+      await lock.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+      await lock.end().catch(() => undefined);
+    }
   }
 
   async enqueue(kind: JobKind, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<string> {

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedisClient, RedisReadiness } from '../store/redis.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 
@@ -68,6 +69,7 @@ export class LoginRateLimiter implements LoginLimiter {
  */
 export class RedisLoginLimiter implements LoginLimiter {
   private readonly redis: Redis;
+  private readonly readiness: RedisReadiness;
   private readonly fallback: LoginRateLimiter;
   private lastWarning = 0;
 
@@ -79,17 +81,10 @@ export class RedisLoginLimiter implements LoginLimiter {
     private readonly maxFailures = LOGIN_MAX_FAILURES,
     private readonly windowMs = LOGIN_WINDOW_MS,
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, enableOfflineQueue: true });
-    this.redis.on('error', () => undefined); // surfaced per command; a background reconnect must not crash the process
+    // fails fast while Redis is away (src/store/redis.ts): a sign-in then counts in this process
+    this.redis = createRedisClient(url, { purpose: 'login rate limits', logger });
+    this.readiness = new RedisReadiness(this.redis);
     this.fallback = new LoginRateLimiter(clock, maxFailures, windowMs);
-  }
-
-  /**
-   * After Redis dropped, commands would wait for a reconnect: the sign-in answers from local counts instead. The first
-   * connection is waited for (the offline queue), so the counts of a starting process are shared too.
-   */
-  private get down(): boolean {
-    return this.redis.status === 'reconnecting' || this.redis.status === 'close' || this.redis.status === 'end';
   }
 
   private key(key: string): string {
@@ -105,7 +100,7 @@ export class RedisLoginLimiter implements LoginLimiter {
 
   async retryAfterSeconds(keys: string[]): Promise<number> {
     try {
-      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      await this.readiness.check(); // the first connection is waited for, so a starting process shares its counts too
       const pipeline = this.redis.pipeline();
       for (const key of keys) pipeline.get(this.key(key)).pttl(this.key(key));
       const answers = (await pipeline.exec()) ?? [];
@@ -124,7 +119,7 @@ export class RedisLoginLimiter implements LoginLimiter {
 
   async recordFailure(keys: string[]): Promise<void> {
     try {
-      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      await this.readiness.check();
       const multi = this.redis.multi();
       // The window starts with the first failure: NX leaves a running window's expiry alone.
       for (const key of keys) multi.set(this.key(key), '0', 'PX', this.windowMs, 'NX').incr(this.key(key));
@@ -138,7 +133,7 @@ export class RedisLoginLimiter implements LoginLimiter {
   async reset(key: string): Promise<void> {
     await this.fallback.reset(key);
     try {
-      if (this.down) throw new Error(`Redis is ${this.redis.status}`);
+      await this.readiness.check();
       await this.redis.del(this.key(key));
     } catch (error) {
       this.warn(error);

@@ -1,7 +1,7 @@
 // Optional Redis wake-up for channel commands (REDIS_URL set): a sender announces a new command and a packager
 // announces an answer, so neither waits for its next poll. The rows stay the truth: a lost message costs one poll.
-import { Redis } from 'ioredis';
 import type { Logger } from '../core/logger.js';
+import { createRedisClient } from '../store/redis.js';
 
 export interface CommandWakeup {
   /** 'new' (a command was written) or the id of a command that was answered */
@@ -12,11 +12,9 @@ export interface CommandWakeup {
 
 export function redisCommandWakeup(url: string, prefix: string, logger: Logger): CommandWakeup {
   const channel = `${prefix}channel-commands`;
-  const pub = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
-  const sub = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
-  // surfaced as slower answers (the poll still runs); a background reconnect must not crash the process
-  pub.on('error', () => undefined);
-  sub.on('error', () => undefined);
+  // Redis away: a wake-up is lost (the poll still runs) and the subscription is made again on the reconnect.
+  const pub = createRedisClient(url, { purpose: 'channel command wake-ups', logger });
+  const sub = createRedisClient(url, { purpose: 'channel command wake-ups', logger, subscriber: true });
   const listeners = new Set<(message: string) => void>();
   sub.on('message', (_channel: string, message: string) => {
     for (const listener of listeners) listener(message);

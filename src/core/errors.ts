@@ -41,6 +41,7 @@ export const ERROR_CATALOGUE = {
   UPSTREAM_FAILED: { status: 502, message: 'An upstream server failed' },
   RUNTIME_UNAVAILABLE: { status: 503, message: 'The runtime for this operation is not available' },
   CONSOLE_NOT_BUILT: { status: 503, message: 'The web console is not built on this server' },
+  DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable; retry after the Retry-After header' },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -6,6 +6,7 @@ import { hasPermission } from '../auth/principal.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
 import { authModeForPath, type RouteSpec } from './route.js';
 import { parsePart } from './validation.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../store/outage.js';
 import { securityHeaders } from './security-headers.js';
 
 export const BODY_LIMIT = '1mb';
@@ -113,6 +114,11 @@ export function createApp(
     if (type === 'entity.parse.failed') return sendError(res, engineError('MALFORMED_JSON'));
     if (type === 'entity.too.large') return sendError(res, engineError('PAYLOAD_TOO_LARGE', `the body is larger than ${BODY_LIMIT}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') return sendError(res, engineError('UNSUPPORTED_MEDIA'));
+    // PostgreSQL restarting or unreachable (issue 27): the client retries; the balancer drains us through /readyz.
+    if (isDatabaseUnavailable(error)) {
+      ctx.logger.warn({ err: error, requestId: res.locals.requestId }, 'request failed: the database is unavailable');
+      return sendError(res, engineError('DATABASE_UNAVAILABLE', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }));
+    }
     if (error instanceof URIError) {
       const message = 'is not valid percent-encoding';
       return sendError(res, engineError('VALIDATION_FAILED', `invalid params: the path ${message}`, { fields: [{ field: 'params', message }] }));

@@ -46,10 +46,14 @@ export function systemMount(ctx: EngineContext, routes: () => RouteSpec[]) {
       res.locals.routePath = '/healthz';
       res.json({ status: 'ok' });
     });
+    // The api cannot answer without the database: not ready, so a balancer drains it (issue 27). The other roles keep
+    // working through an outage (the proxy serves from its caches; workers wait), so they stay ready and say why.
+    const needsDatabase = ctx.config.roles.includes('api');
     app.get('/readyz', async (_req, res) => {
       res.locals.routePath = '/readyz';
       const database = await ctx.store.ping();
-      res.status(database ? 200 : 503).json({ status: database ? 'ready' : 'not-ready', database: database ? 'ok' : 'unreachable' });
+      const ready = database || !needsDatabase;
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not-ready', database: database ? 'ok' : 'unreachable' });
     });
     if (ctx.config.metricsPort === undefined) {
       const metrics = serveMetrics(ctx);

@@ -29,8 +29,10 @@ export function createDispatcherMetrics(ctx: EngineContext): DispatcherMetrics {
     help: 'Notification messages waiting for delivery (all engines sharing the database)',
     registers,
     async collect() {
-      const row = await ctx.store.db.selectFrom('notification_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst();
-      this.set(Number(row?.n ?? 0));
+      // The database away (issue 27): the last count stays, so /metrics still answers during the outage.
+      const row = await ctx.store.db.selectFrom('notification_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending')
+        .executeTakeFirst().catch(() => undefined);
+      if (row) this.set(Number(row.n ?? 0));
     },
   });
   return {

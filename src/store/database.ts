@@ -32,7 +32,16 @@ export interface StoreOptions {
   dataDir: string;
   /** PostgreSQL schema to use (tests isolate themselves with one schema each). */
   schema?: string;
+  /** where a connection lost in the background is reported (it is replaced on the next query) */
+  onConnectionError?: (error: Error) => void;
 }
+
+/**
+ * Bounds of a PostgreSQL outage as the API sees it (issue 27): a connection is waited for at most this long, and a
+ * query on a connection that went silent fails after QUERY_TIMEOUT_MS, so a request answers 503 instead of hanging.
+ */
+export const CONNECT_TIMEOUT_MS = 3_000;
+export const QUERY_TIMEOUT_MS = 30_000;
 
 // BIGINT (epoch ms) comes back from pg as a string by default; our values fit in a double.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -43,7 +52,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const schema = options.schema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`bad schema name ${schema}`);
     if (schema) {
-      const admin = new pg.Client({ connectionString: options.databaseUrl });
+      const admin = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      admin.on('error', (error) => options.onConnectionError?.(error));
       await admin.connect();
       try {
         await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -54,8 +64,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      // a peer gone without a word (a failover, a cut network) is noticed by the kernel instead of never
+      keepAlive: true,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // A connection that dies (PostgreSQL restarted: 57P01) emits 'error': on an idle client through the pool, on one a
+    // transaction holds through the client. Unheard, either ends the process (issue 27); heard, the dead client leaves
+    // the pool and the next query opens a fresh one.
+    const onError = (error: Error) => options.onConnectionError?.(error);
+    pool.on('error', onError);
+    pool.on('connect', (client) => client.on('error', onError));
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     store = {
       db,

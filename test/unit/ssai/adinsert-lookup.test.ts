@@ -26,4 +26,20 @@ describe('CachedAdinsertLookup', () => {
     expect((await stale)?.adServer).toBe('http://ads.test/v1');
     expect((await lookup.get('g'))?.adServer).toBe('http://ads.test/v2');
   });
+
+  it('serves a configuration it read before while the database is down, and refuses one it never read (issue 27)', async () => {
+    let down = false;
+    const store = {
+      getAny: async (guid: string) => {
+        if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        return { guid, adServer: 'http://ads.test/v1' } as unknown as AdinsertConfig;
+      },
+    } as unknown as AdinsertStore;
+    const lookup = new CachedAdinsertLookup(store, { ttlMs: 1 });
+    expect((await lookup.get('known'))?.adServer).toBe('http://ads.test/v1');
+    down = true;
+    await new Promise((r) => setTimeout(r, 5)); // past its freshness: the next read goes to the (down) database
+    expect((await lookup.get('known'))?.adServer).toBe('http://ads.test/v1');
+    await expect(lookup.get('never-read')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
 });

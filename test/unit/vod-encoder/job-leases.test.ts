@@ -34,5 +34,21 @@ for (const dialect of DIALECTS) {
       await sweeperA.tick();
       expect(lost).toEqual(['vod-encode/job-dead']);
     });
+
+    it.skipIf(skip)('stops renewing the lease of a job it no longer runs, left by a release that failed, so the job is given back', async () => {
+      const clock = { now: 2_000_000 };
+      const lost: string[] = [];
+      const [worker, sweeper] = [make(clock, lost), make(clock, lost)];
+      await worker.hold('job-running', 'vod-encode');
+      // the row a release leaves behind when the database was away as the job ended (issue 27)
+      await engine.ctx.store.db.insertInto('job_leases').values({ job_id: 'job-ended', queue: 'vod-encode', holder: worker.holder, renewed_at: clock.now }).execute();
+      for (let i = 0; i < 4; i++) {
+        clock.now += 6_000;
+        await worker.tick();
+        await sweeper.tick();
+      }
+      expect(lost).toEqual(['vod-encode/job-ended']);
+      await worker.release('job-running');
+    });
   });
 }

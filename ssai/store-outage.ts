@@ -1,0 +1,80 @@
+// What the proxy does while its session store (Redis) is away (issue 27): every playlist is still answered. A break
+// that needs a decision plays its content, and that choice is kept (in this process, then in the store when it is
+// back) so the session numbers its playlists the same way on every later reload.
+import { LRUCache } from 'lru-cache';
+import type { AvailRecord } from './ad-planner.js';
+import type { Avail } from './cue-finder.js';
+import type { MediaPlaylist } from './playlist-scanner.js';
+import { rewriteMultivariant } from './manifest-rewriter.js';
+import type { SsaiMetrics, StoreOperation } from './metrics.js';
+import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
+
+/** Seconds an open break without a planned duration is assumed to last (the planner's default). */
+const OPEN_AVAIL_SECONDS = 30;
+
+export const STORE_UNAVAILABLE_ERROR = 'store unavailable: the break plays its content';
+
+/**
+ * The record of a break decided without the store: no ads, so it stitches nothing and the content plays (as a late
+ * decision without slate does). `index` is the break's place among the session's decisions known here.
+ */
+export function contentRecord(avail: Avail, index: number, targetDuration: number): AvailRecord {
+  const duration = avail.insert ? 0 : avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, OPEN_AVAIL_SECONDS);
+  const record: AvailRecord = {
+    id: avail.id, index, startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
+    duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [], error: STORE_UNAVAILABLE_ERROR,
+  };
+  if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
+  if (avail.insert) record.insert = true;
+  if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
+  return record;
+}
+
+/**
+ * The origin's own multivariant playlist with every URI absolute: a viewer whose session cannot be stored plays the
+ * origin directly (content, the origin's numbering) rather than a session no other proxy could read.
+ */
+export function originMultivariant(text: string, originUrl: string, media: MediaPlaylist | undefined): string | undefined {
+  if (media) return `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n${originUrl}\n`;
+  const rewritten = rewriteMultivariant(text, { originUrl, makeVariantUri: (_n, _kind, absolute) => absolute });
+  return rewritten.error ? undefined : rewritten.text;
+}
+
+/**
+ * The proxy's answers without its store: each use counted in ssai_store_unavailable_total, and the one value kept
+ * here for the purpose (the absorbed discontinuities of sessions' tracks, so their numbering holds meanwhile).
+ */
+export class StoreFallbacks {
+  /** as last read or written here, kept only when there are some (rare: breaks that absorbed an origin discontinuity) */
+  private readonly observedHere = new LRUCache<string, Record<string, number[]>>({ max: 100_000 });
+
+  constructor(private readonly store: SessionStore, private readonly metrics: Pick<SsaiMetrics, 'storeUnavailable'>, private readonly ttlMs: number) {}
+
+  count(operation: StoreOperation): void {
+    this.metrics.storeUnavailable.inc({ operation });
+  }
+
+  /** `work`'s answer, or `fallback` (counted as `operation`) when the store is away; other failures pass through. */
+  async or<T>(work: Promise<T>, fallback: T, operation?: StoreOperation): Promise<T> {
+    try {
+      return await work;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      if (operation) this.count(operation);
+      return fallback;
+    }
+  }
+
+  /** The absorbed discontinuities of a session's track: from the store, or while it is away as last known here. */
+  async observed(key: string): Promise<Record<string, number[]>> {
+    const stored = await this.or(this.store.get<Record<string, number[]>>(key), null, 'read');
+    if (stored === null) return this.observedHere.get(key) ?? {};
+    if (stored && Object.keys(stored).length) this.observedHere.set(key, stored);
+    return stored ?? {};
+  }
+
+  async keepObserved(key: string, value: Record<string, number[]>): Promise<void> {
+    this.observedHere.set(key, value);
+    await this.or(this.store.set(key, value, this.ttlMs), undefined, 'write');
+  }
+}

@@ -1,0 +1,81 @@
+// A cluster (api, ssai, worker roles as separate `engine` processes behind a balancer, as test/cluster/) on PRIVATE
+// PostgreSQL and Redis instances, so a test or benchmark can kill and restart its stores (issue 27).
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Balancer, CLUSTER_ADMIN } from '../cluster/cluster.js';
+import { startEngineProcess, type EngineProcess } from '../helpers/engine-process.js';
+import { PrivatePostgres, PrivateRedis } from './private-stores.js';
+
+export interface OutageCluster {
+  postgres: PrivatePostgres;
+  redis: PrivateRedis;
+  balancer: Balancer;
+  api: EngineProcess;
+  ssai: EngineProcess[];
+  workers: EngineProcess[];
+  /** every engine process */
+  all: EngineProcess[];
+  dataDir: string;
+  /** an ID token of the master account */
+  auth: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export const alive = (p: EngineProcess): boolean => p.child.exitCode === null && p.child.signalCode === null;
+
+/** Starts the private stores, then the api (it migrates), then the ssai and worker processes at once. */
+export async function startOutageCluster(options: { ssai?: number; workers?: number; logsToFiles?: boolean } = {}): Promise<OutageCluster> {
+  const [postgres, redis] = await Promise.all([PrivatePostgres.start(), PrivateRedis.start()]);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-outage-'));
+  let api: EngineProcess | undefined;
+  let ssai: EngineProcess[] = [];
+  const balancer = new Balancer(() => api!, () => ssai.filter(alive));
+  await balancer.listen();
+  const env = {
+    DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir, PUBLIC_URL: balancer.url,
+    ENGINE_SECRET_KEY: randomBytes(32).toString('base64'), ENGINE_ADMIN_EMAIL: CLUSTER_ADMIN.email, ENGINE_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
+    LOG_LEVEL: 'info', RTMP_PORT: '0',
+  };
+  if (options.logsToFiles) fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+  const started: EngineProcess[] = [];
+  const role = async (name: string, roles: string) => {
+    const logs = options.logsToFiles ? { logFile: path.join(dataDir, 'logs', `${name}.log`) } : {};
+    const p = await startEngineProcess(name, { ...env, ENGINE_ROLES: roles }, logs);
+    started.push(p);
+    return p;
+  };
+  const close = async () => {
+    await Promise.all(started.map((p) => p.stop()));
+    await balancer.close();
+    await Promise.all([postgres.close(), redis.close()]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    api = await role('api', 'api');
+    const [ssaiProcesses, workers] = await Promise.all([
+      Promise.all(Array.from({ length: options.ssai ?? 2 }, (_, i) => role(`ssai-${i + 1}`, 'ssai'))),
+      Promise.all(Array.from({ length: options.workers ?? 1 }, (_, i) => role(`worker-${i + 1}`, 'worker'))),
+    ]);
+    ssai = ssaiProcesses;
+    const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });
+    const auth = { Authorization: ((await login.json()) as { data: { IdToken: string } }).data.IdToken };
+    return { postgres, redis, balancer, api, ssai, workers, all: [api, ...ssai, ...workers], dataDir, auth, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
+}
+
+/** One request, bounded: a hang fails the caller instead of passing as a slow answer. */
+export async function request(url: string, init: RequestInit = {}, timeoutMs = 15_000): Promise<Answer> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  return { status: response.status, text: await response.text(), headers: response.headers };
+}
