@@ -85,6 +85,8 @@ export function rewriteMultivariant(text: string, opts: RewriteMultivariantOptio
       out.push(line.replace(URI_ATTR, () => `URI="${opts.makeVariantUri(e.n, e.kind, e.uri)}"`));
     } else if (line.startsWith('#EXT-X-SESSION-KEY:') || line.startsWith('#EXT-X-SESSION-DATA:')) {
       out.push(line.replace(URI_ATTR, (_m, u: string) => `URI="${resolveUri(opts.originUrl, u)}"`));
+    } else if (line.startsWith('#EXT-X-CONTENT-STEERING:')) {
+      out.push(`#EXT-X-CONTENT-STEERING:${mapQuoted(line.slice(24), 'SERVER-URI', (u) => resolveUri(opts.originUrl, u))}`);
     } else out.push(line);
   }
   return { text: out.join('\n') + '\n', entries };
