@@ -147,10 +147,14 @@ export type StitchOptions = {
   renditionReportUri?: (absoluteUri: string) => string | undefined;
 };
 export type StitchObservation = { availId: string; absorbedDiscontinuities: number[] };
+export type StitchTail = { sequence: number; originSequence: number; ad: boolean };
 export type StitchResult = {
   text: string; mediaSequence: number; discontinuitySequence: number; targetDuration: number; observed: StitchObservation[];
-  /** the last entry listed: its sequence number here and the origin sequence of its slot (LL-HLS directive mapping) */
-  tail: { sequence: number; originSequence: number };
+  /**
+   * The last entry listed (LL-HLS directive mapping): its sequence number here, the origin sequence whose completion
+   * lists the next entry, and whether it is an ad (no parts).
+   */
+  tail: StitchTail;
 };
 
 type Entry = { uri: string; duration: number; offset: number; slot: number; firstOfAd: boolean; ad: PlannedAd; adIndex: number };
@@ -359,11 +363,19 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   }
   if (inserts.length) emitInserts(undefined); // post-rolls
   const lastOrigin = segs[segs.length - 1]?.mediaSequence ?? W - 1;
+  // LL-HLS: the ads of the segment in progress are whole files already, so they are listed now, one segment ahead of
+  // the origin: a player that played content parts up to the break finds its first ad in time.
+  const lowLatency = !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')
+    && pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT');
+  const ahead = lowLatency ? inBreak(lastOrigin + 1) : undefined;
+  const lookahead = ahead !== undefined && (ahead.bySlot.get(lastOrigin + 1)?.length ?? 0) > 0;
+  if (ahead) for (const e of ahead.bySlot.get(lastOrigin + 1) ?? []) emitAd(ahead, e);
   const trailingStrip = breaks.some((b) => b.avail.endSegmentIndex === undefined || b.avail.endSegmentIndex >= lastOrigin);
   // The segment in progress (LL-HLS parts, preload hint) is listed only when it plays as content right after content:
   // parts of a segment the ads replace must not play, and the first segment after a break waits until it is whole so
   // that it comes with its discontinuity (ads are whole segments: issue 26 §2).
   const partialHidden = inBreak(lastOrigin + 1) !== undefined || endsBreak(lastOrigin + 1) || (previousContent === undefined && !first);
+  const linesBeforeTail = out.length;
   pushTags(carried, true);
   const tailOffset = outSequence - 1 - lastSlot;
   for (const t of pl.trailingLines) {
@@ -376,11 +388,17 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     }
     out.push(originLine(t, base, shiftMs));
   }
+  // hls.js reads a low-latency playlist ending on a segment URI as if that segment were also the one in progress
+  // ("media sequence mismatch" once the next one is listed): a line after it, here a comment, ends the segment.
+  if (partialHidden && out.length === linesBeforeTail && !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')) {
+    out.push('# the segment in progress belongs to an ad break: it is listed once whole');
+  }
   if (pl.endList) out.push('#EXT-X-ENDLIST');
 
   return {
     text: out.join('\n') + '\n', mediaSequence, discontinuitySequence, targetDuration,
-    tail: { sequence: outSequence - 1, originSequence: lastSlot },
+    // The last entry listed, its sequence here and the origin segment that must be whole before the next entry shows.
+    tail: { sequence: outSequence - 1, originSequence: lookahead ? lastSlot - 1 : lastSlot, ad: previousContent === undefined && !first },
     observed: [...breaks, ...inserts].map((b) => ({ availId: b.avail.id, absorbedDiscontinuities: [...b.absorbed].sort((x, y) => x - y) })),
   };
 }

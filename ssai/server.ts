@@ -15,7 +15,7 @@ import { ssaiError, type SsaiError } from './errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
@@ -112,7 +112,7 @@ function render(parts: string[], sid: string, adIds: string[]): string {
   return out;
 }
 const MAX_SHARED_STITCHES = 512;
-type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: { sequence: number; originSequence: number } };
+type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: StitchTail };
 
 /** A scanned origin media playlist and its avails: computed once per origin fetch, shared by every session. */
 type ParsedMedia = { playlist: MediaPlaylist; avails: Avail[]; error?: undefined } | { playlist?: undefined; avails?: undefined; error: string };
@@ -348,22 +348,25 @@ export class SsaiServer {
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
     if (!directive) return (await this.stitched(config, hot, entry, n, entry.uri)).reply;
     let msn = directive.msn;
+    let part = directive.part;
     if (hot.records.some((r) => r.ads.length)) {
       // The player counts in this playlist's numbers, the origin in its own: they differ by the ad segments stitched
-      // before the tail (one break of four ads in three slots adds one). Mapped by the tail of the latest plain copy;
-      // a break that began or ended since answers at once and the player's next request maps right.
+      // before the tail (one break of four ads in three slots adds one) and by the ads listed a segment ahead. Mapped
+      // by the tail of the latest plain copy; a break that began or ended since answers at once and the next request
+      // maps right. Inside a break the next entry is a whole ad: the origin is asked for a whole segment, not a part.
       const plain = await this.stitched(config, hot, entry, n, entry.uri);
       if (!plain.tail) return plain.reply;
       msn = Math.max(0, msn - (plain.tail.sequence - plain.tail.originSequence));
+      if (plain.tail.ad) part = undefined;
     }
     const sep = entry.uri.includes('?') ? '&' : '?';
-    const blockingUri = `${entry.uri}${sep}_HLS_msn=${msn}${directive.part !== undefined ? `&_HLS_part=${directive.part}` : ''}`;
+    const blockingUri = `${entry.uri}${sep}_HLS_msn=${msn}${part !== undefined ? `&_HLS_part=${part}` : ''}`;
     return (await this.stitched(config, hot, entry, n, blockingUri)).reply;
   }
 
   /** One track's playlist for a session, from the origin text at originUri (entry.uri, or it with delivery directives). */
   private async stitched(config: AdinsertConfig, hot: HotSession, entry: VariantEntry, n: number, originUri: string):
-    Promise<{ reply: Reply; tail?: { sequence: number; originSequence: number } }> {
+    Promise<{ reply: Reply; tail?: StitchTail }> {
     const guid = config.guid;
     const session = hot.session;
     const sid = session.id;
@@ -471,9 +474,9 @@ export class SsaiServer {
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
       const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
-      // LL-HLS: the segment in progress is listed (its parts) and is decided now, so that no part of it plays as
-      // content before its ads replace it.
-      const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART') ? 1 : 0) : 0;
+      // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
+      // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
+      const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
       if (last && avail.startSegmentIndex > edge) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;

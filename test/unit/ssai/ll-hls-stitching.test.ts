@@ -54,25 +54,30 @@ describe('LL-HLS origins behind the proxy (issue 26 §2)', () => {
     expect(r.text).not.toContain('filePart272');
     // The report's part is withdrawn with the hidden parts; two ads in two slots keep the numbers.
     expect(r.text).toContain('#EXT-X-RENDITION-REPORT:URI="https://origin.example.com/ll/ll-video-360.m3u8",LAST-MSN=272\n');
-    expect(r.tail).toEqual({ sequence: 271, originSequence: 271 });
+    expect(r.tail).toEqual({ sequence: 271, originSequence: 271, ad: true });
     const parsed = parsePlaylist(r.text);
     expect(parsed.segments.map((s) => String(s.uri).replace(/^.*\//, ''))).toEqual(['fileSequence266.mp4', 'fileSequence267.mp4', 'fileSequence268.mp4', 'fileSequence269.mp4', '0.m4s', '1.m4s']);
     expect(checkMediaPlaylist(r.text)).toEqual([]);
   });
 
-  it('lists no part or preload hint of a segment in progress that an open break replaces', () => {
+  it('lists the ad of a segment in progress that a break replaces a segment ahead, and none of its parts', () => {
     const avail: StitchAvail = { id: 'o', startSegmentIndex: 272, duration: 30, slotDuration: 4, ads: [ad('y', [4, 4, 4])] };
     const r = stitch([avail]);
     expect(r.text).toContain('filePart271.11.mp4'); // the last whole content segment keeps its parts
     expect(r.text).not.toContain('filePart272');
     expect(r.text).not.toContain('PRELOAD-HINT');
+    // The ad media is whole already: its first segment is listed while the origin's 272 is in progress, and the
+    // next entry needs the origin's 272 whole.
+    expect(parsePlaylist(r.text).segments.map((s) => String(s.uri).replace(/^.*\/media.example.com\//, '')).slice(-2)).toEqual(['https://origin.example.com/ll/fileSequence271.mp4', 'y/0.m4s']);
+    expect(r.tail).toEqual({ sequence: 272, originSequence: 271, ad: true });
+    expect(checkMediaPlaylist(r.text)).toEqual([]);
   });
 
   it('counts the extra ad segments in the tail mapping and moves LAST-MSN by them', () => {
     // Three ad segments in two slots: the playlist numbers run one ahead of the origin's after the break.
     const avail: StitchAvail = { id: 'c', startSegmentIndex: 269, endSegmentIndex: 271, duration: 8, slotDuration: 4, ads: [ad('z', [2, 3, 3])] };
     const r = stitch([avail]);
-    expect(r.tail).toEqual({ sequence: 272, originSequence: 271 });
+    expect(r.tail).toEqual({ sequence: 272, originSequence: 271, ad: false });
     expect(r.text).toContain('LAST-MSN=273,LAST-PART=2');
   });
 
