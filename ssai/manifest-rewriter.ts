@@ -475,7 +475,7 @@ function splitAttributeList(value: string): string[] {
   return parts;
 }
 
-const rawLine = (t: RawTag): string => (t.value || t.name === 'EXTINF' ? `#${t.name}:${t.value}` : `#${t.name}`);
+const rawLine = (t: RawTag): string => t.text ?? (t.value || t.name === 'EXTINF' ? `#${t.name}:${t.value}` : `#${t.name}`);
 
 /** A quoted attribute's value passed through f (the first `NAME="…"` at an attribute boundary); the rest as written. */
 function mapQuoted(value: string, name: string, f: (v: string) => string): string {
@@ -498,14 +498,14 @@ function mapQuoted(value: string, name: string, f: (v: string) => string): strin
  * the dates of a DATERANGE moved by shiftMs (content after inserted ads).
  */
 function originLine(t: RawTag, base: string, shiftMs: number): string {
-  const abs = (u: string): string => resolveUri(base, u);
   switch (t.name) {
     case 'EXT-X-KEY': case 'EXT-X-MAP': case 'EXT-X-PART': case 'EXT-X-PRELOAD-HINT': case 'EXT-X-RENDITION-REPORT':
-      return `#${t.name}:${mapQuoted(t.value, 'URI', abs)}`;
+      return `#${t.name}:${mapQuoted(t.value, 'URI', (u) => resolveUri(base, u))}`;
     case 'EXT-X-DATERANGE': {
-      let v = shiftMs ? shiftDates(t.value, shiftMs) : t.value;
-      if (v.includes('X-ASSET-')) v = mapQuoted(mapQuoted(v, 'X-ASSET-URI', abs), 'X-ASSET-LIST', abs);
-      return `#EXT-X-DATERANGE:${v}`;
+      if (!shiftMs && !t.value.includes('X-ASSET-')) return rawLine(t);
+      const abs = (u: string): string => resolveUri(base, u);
+      const v = shiftMs ? shiftDates(t.value, shiftMs) : t.value;
+      return `#EXT-X-DATERANGE:${mapQuoted(mapQuoted(v, 'X-ASSET-URI', abs), 'X-ASSET-LIST', abs)}`;
     }
     default: return rawLine(t);
   }

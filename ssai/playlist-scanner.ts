@@ -6,8 +6,8 @@
 export type ScanErrorCode = 'NOT_HLS' | 'EMPTY' | 'BAD_TAG';
 export type ScanError = { code: ScanErrorCode; message: string; line: number };
 
-/** A tag line kept verbatim: `name` without '#', `value` after ':' ('' when absent). */
-export type RawTag = { name: string; value: string; line: number };
+/** A tag line kept verbatim: `name` without '#', `value` after ':' ('' when absent), `text` the whole line as written. */
+export type RawTag = { name: string; value: string; line: number; text?: string };
 
 export type KeyInfo = { method: string; uri?: string; attrs: Record<string, string> };
 export type MapInfo = { uri: string; byteRange?: string };
@@ -168,7 +168,7 @@ function* lines(text: string): Generator<Line> {
 
 function splitTag(t: string, no: number): RawTag {
   const c = t.indexOf(':');
-  return c < 0 ? { name: t.slice(1), value: '', line: no } : { name: t.slice(1, c), value: t.slice(c + 1), line: no };
+  return c < 0 ? { name: t.slice(1), value: '', line: no, text: t } : { name: t.slice(1, c), value: t.slice(c + 1), line: no, text: t };
 }
 
 /** Tells multivariant from media text without a full parse. */
@@ -237,8 +237,8 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
     }
     if (!t.startsWith('#EXT')) continue; // comment
     const tag = splitTag(t, no);
-    if (HEADER_TAGS.has(tag.name)) pl.header.push(tag);
-    else segLines.push(tag);
+    // Playlist-level tags go to pl.header, the rest to the lines of the segment they precede (one switch, no lookup).
+    let lines = segLines;
     switch (tag.name) {
       case 'EXTINF': {
         const c = tag.value.indexOf(',');
@@ -250,13 +250,13 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
         title = c < 0 ? '' : tag.value.slice(c + 1);
         break;
       }
-      case 'EXT-X-TARGETDURATION': pl.targetDuration = count(tag.value, MAX_SEGMENT_SECONDS); pl.hasTargetDuration = true; break;
-      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
-      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
-      case 'EXT-X-PLAYLIST-TYPE': pl.playlistType = tag.value; break;
-      case 'EXT-X-VERSION': pl.version = Number.parseInt(tag.value, 10) || undefined; break;
-      case 'EXT-X-ENDLIST': pl.endList = true; break;
-      case 'EXT-X-INDEPENDENT-SEGMENTS': pl.independentSegments = true; break;
+      case 'EXT-X-TARGETDURATION': pl.targetDuration = count(tag.value, MAX_SEGMENT_SECONDS); pl.hasTargetDuration = true; lines = pl.header; break;
+      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); lines = pl.header; break;
+      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); lines = pl.header; break;
+      case 'EXT-X-PLAYLIST-TYPE': pl.playlistType = tag.value; lines = pl.header; break;
+      case 'EXT-X-VERSION': pl.version = Number.parseInt(tag.value, 10) || undefined; lines = pl.header; break;
+      case 'EXT-X-ENDLIST': pl.endList = true; lines = pl.header; break;
+      case 'EXT-X-INDEPENDENT-SEGMENTS': pl.independentSegments = true; lines = pl.header; break;
       case 'EXT-X-DISCONTINUITY': discontinuity = true; break;
       case 'EXT-X-GAP': gap = true; break;
       case 'EXT-X-BYTERANGE': byteRange = tag.value; break;
@@ -276,21 +276,19 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
         break;
       }
       case 'EXT-X-START': case 'EXT-X-SERVER-CONTROL': case 'EXT-X-PART-INF': case 'EXT-X-I-FRAMES-ONLY':
-        pl.headerTags.push(tag); break;
+        pl.headerTags.push(tag); lines = pl.header; break;
+      case 'EXT-X-DEFINE': case 'EXT-X-ALLOW-CACHE': pending.push(tag); lines = pl.header; break;
       case 'EXT-X-STREAM-INF': case 'EXT-X-MEDIA': case 'EXT-X-I-FRAME-STREAM-INF':
         return { error: { code: 'NOT_HLS', message: `${tag.name} in a media playlist: this is a multivariant playlist`, line: no } };
       default: pending.push(tag);
     }
+    lines.push(tag);
   }
   pl.trailingTags = pending;
   pl.trailingLines = segLines;
   return { playlist: pl };
 }
 
-/** Playlist-level tags (RFC 8216 §4.3.3, LL-HLS §4.4.3): kept in MediaPlaylist.header, not in a segment's lines. */
-const HEADER_TAGS = new Set(['EXT-X-VERSION', 'EXT-X-TARGETDURATION', 'EXT-X-MEDIA-SEQUENCE', 'EXT-X-DISCONTINUITY-SEQUENCE',
-  'EXT-X-PLAYLIST-TYPE', 'EXT-X-INDEPENDENT-SEGMENTS', 'EXT-X-START', 'EXT-X-SERVER-CONTROL', 'EXT-X-PART-INF', 'EXT-X-I-FRAMES-ONLY',
-  'EXT-X-ENDLIST', 'EXT-X-DEFINE', 'EXT-X-ALLOW-CACHE']);
 
 /** Scans a multivariant playlist: variants, renditions, I-frame variants, session data/keys. */
 export function scanMultivariantPlaylist(text: string): ScanResult<MultivariantPlaylist> {
