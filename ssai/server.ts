@@ -356,6 +356,8 @@ export class SsaiServer {
       // maps right. Inside a break the next entry is a whole ad: the origin is asked for a whole segment, not a part.
       const plain = await this.stitched(config, hot, entry, n, entry.uri);
       if (!plain.tail) return plain.reply;
+      // Segment msn is whole in this copy already (an ad listed ahead, or a player behind): no need to wait.
+      if (msn <= plain.tail.sequence) return plain.reply;
       msn = Math.max(0, msn - (plain.tail.sequence - plain.tail.originSequence));
       if (plain.tail.ad) part = undefined;
     }
