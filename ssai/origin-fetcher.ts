@@ -110,7 +110,9 @@ export class OriginFetcher {
       if (!target) until = at + 2000; // multivariant
       else if (/^#EXT-X-ENDLIST/m.test(result.text)) until = at + 10_000;
       else {
-        const td = Math.max(0.5, Number(target[1])) * 1000;
+        // A low-latency playlist changes with every part (LL-HLS §4.4.3.7): its refresh is the part target.
+        const part = /#EXT-X-PART-INF:PART-TARGET=(\d+(?:\.\d+)?)/.exec(result.text);
+        const td = Math.max(part ? 0.1 : 0.5, Number(part ? part[1] : target[1])) * 1000;
         // Changed by this fetch: the next refresh is one target duration away. Unchanged: the origin is late, look
         // again in half a target duration.
         until = same ? Math.max(at + td / 2, changedAt + td) : at + td;

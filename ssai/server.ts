@@ -407,7 +407,8 @@ export class SsaiServer {
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
     const observed = records.some((r) => r.ads.length) ? (await this.deps.store.get<Record<string, number[]>>(observedKey)) ?? {} : {};
     const avails: StitchAvail[] = [];
-    let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
+    // The master's URL too: a rendition report names this session's route of the rendition its master numbered so.
+    let signature = `${guid}|${session.origin}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     for (const record of records) {
