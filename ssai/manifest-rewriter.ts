@@ -222,6 +222,12 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   const inBreak = (s: number): Break | undefined =>
     breaks.find((b) => s >= b.avail.startSegmentIndex && (b.avail.endSegmentIndex === undefined || s < b.avail.endSegmentIndex));
   const endsBreak = (s: number): boolean => breaks.some((b) => b.avail.endSegmentIndex === s) && !inBreak(s);
+  const lastOrigin = segs[segs.length - 1]?.mediaSequence ?? W - 1;
+  const lowLatency = !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')
+    && pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT');
+  // While the playlist ends in a break, no part is listed at all: hls.js loads nothing past the last part it has
+  // loaded (it takes the parts as the live edge), so content parts before the ads would hold the ads back.
+  const hideParts = lowLatency && (inBreak(lastOrigin) !== undefined || inBreak(lastOrigin + 1) !== undefined);
 
   // Origin discontinuities inside a break region (and on its first content segment after) are absorbed.
   for (const seg of segs) {
@@ -318,7 +324,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     }
     const continuous = first || previousContent === seg.mediaSequence - 1;
     for (const t of seg.lines) {
-      if (stripCues && CUE_TAGS.has(t.name)) continue;
+      if ((stripCues && CUE_TAGS.has(t.name)) || (hideParts && t.name === 'EXT-X-PART')) continue;
       if (t.name === 'EXT-X-BYTERANGE' && !continuous && t.value.indexOf('@') < 0) out.push(`#EXT-X-BYTERANGE:${ranges.get(seg) ?? t.value}`);
       else if (t.name === 'EXT-X-PROGRAM-DATE-TIME' && shiftMs && seg.pdtMs !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
       else if (t.name === 'EXTINF') out.push(seg.extinf ? `#EXTINF:${seg.extinf}` : `#EXTINF:${fmtDuration(seg.duration)},${seg.title}`);
@@ -362,21 +368,26 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     for (const e of b.bySlot.get(s) ?? []) emitAd(b, e);
   }
   if (inserts.length) emitInserts(undefined); // post-rolls
-  const lastOrigin = segs[segs.length - 1]?.mediaSequence ?? W - 1;
   // LL-HLS: the ads of the segment in progress are whole files already, so they are listed now, one segment ahead of
   // the origin: a player that played content parts up to the break finds its first ad in time.
-  const lowLatency = !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')
-    && pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT');
   const ahead = lowLatency ? inBreak(lastOrigin + 1) : undefined;
   const lookahead = ahead !== undefined && (ahead.bySlot.get(lastOrigin + 1)?.length ?? 0) > 0;
   if (ahead) for (const e of ahead.bySlot.get(lastOrigin + 1) ?? []) emitAd(ahead, e);
   const trailingStrip = breaks.some((b) => b.avail.endSegmentIndex === undefined || b.avail.endSegmentIndex >= lastOrigin);
-  // The segment in progress (LL-HLS parts, preload hint) is listed only when it plays as content right after content:
-  // parts of a segment the ads replace must not play, and the first segment after a break waits until it is whole so
-  // that it comes with its discontinuity (ads are whole segments: issue 26 §2).
-  const partialHidden = inBreak(lastOrigin + 1) !== undefined || endsBreak(lastOrigin + 1) || (previousContent === undefined && !first);
+  // The segment in progress (LL-HLS parts, preload hint) is never listed inside a break: parts of a segment the ads
+  // replace must not play (ads are whole segments: issue 26 §2). The first content segment after a break is listed
+  // with its parts in a low-latency playlist, the discontinuity, key and map the ads interrupted written before them.
+  const resumes = lowLatency && endsBreak(lastOrigin + 1) && previousContent === undefined && !first;
+  const partialHidden = !resumes && (inBreak(lastOrigin + 1) !== undefined || endsBreak(lastOrigin + 1) || (previousContent === undefined && !first));
   const linesBeforeTail = out.length;
   pushTags(carried, true);
+  if (resumes) {
+    const has = (name: string): boolean => pl.trailingLines.some((t) => t.name === name);
+    const last = segs[segs.length - 1];
+    if (!has('EXT-X-DISCONTINUITY')) out.push('#EXT-X-DISCONTINUITY');
+    if (last?.keyTags && !has('EXT-X-KEY')) for (const t of last.keyTags) out.push(originLine(t, base, 0));
+    if (last?.map && !has('EXT-X-MAP')) out.push(`#EXT-X-MAP:URI="${resolveUri(base, last.map.uri)}"${last.map.byteRange ? `,BYTERANGE="${last.map.byteRange}"` : ''}`);
+  }
   const tailOffset = outSequence - 1 - lastSlot;
   for (const t of pl.trailingLines) {
     if (trailingStrip && CUE_TAGS.has(t.name)) continue;
@@ -398,7 +409,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   return {
     text: out.join('\n') + '\n', mediaSequence, discontinuitySequence, targetDuration,
     // The last entry listed, its sequence here and the origin segment that must be whole before the next entry shows.
-    tail: { sequence: outSequence - 1, originSequence: lookahead ? lastSlot - 1 : lastSlot, ad: previousContent === undefined && !first },
+    tail: { sequence: outSequence - 1, originSequence: lookahead ? lastSlot - 1 : lastSlot, ad: previousContent === undefined && !first && !resumes },
     observed: [...breaks, ...inserts].map((b) => ({ availId: b.avail.id, absorbedDiscontinuities: [...b.absorbed].sort((x, y) => x - y) })),
   };
 }

@@ -44,27 +44,32 @@ describe('LL-HLS origins behind the proxy (issue 26 §2)', () => {
     expect(r.text).toContain('#EXT-X-RENDITION-REPORT:URI="https://origin.example.com/ll/ll-audio.m3u8"');
   });
 
-  it('replaces whole segments by ads: no part of a replaced segment, and the segment after the break waits until whole', () => {
+  it('replaces whole segments by ads, and lists the parts of the first content segment after them behind its discontinuity and map', () => {
     const avail: StitchAvail = { id: 'b', startSegmentIndex: 270, endSegmentIndex: 272, duration: 8, slotDuration: 4, ads: [ad('x', [4, 4])] };
     const r = stitch([avail]);
-    const after = fromFirstAd(r.text);
-    expect(after.length).toBeGreaterThan(3);
-    expect(after.filter((l) => l.startsWith('#EXT-X-PART:') || l.startsWith('#EXT-X-PRELOAD-HINT'))).toEqual([]);
+    // No part before the ads (hls.js would take them as the live edge), none of a replaced segment.
     expect(r.text).not.toContain('filePart271');
-    expect(r.text).not.toContain('filePart272');
-    // The report's part is withdrawn with the hidden parts; two ads in two slots keep the numbers.
-    expect(r.text).toContain('#EXT-X-RENDITION-REPORT:URI="https://origin.example.com/ll/ll-video-360.m3u8",LAST-MSN=272\n');
-    expect(r.tail).toEqual({ sequence: 271, originSequence: 271, ad: true });
+    const tail = fromFirstAd(r.text);
+    const resume = tail.indexOf('#EXT-X-DISCONTINUITY', 2);
+    expect(tail.slice(resume, resume + 3)).toEqual(['#EXT-X-DISCONTINUITY', '#EXT-X-MAP:URI="https://origin.example.com/ll/init-720.mp4"',
+      '#EXT-X-PROGRAM-DATE-TIME:2026-02-14T02:14:00.106Z']);
+    expect(tail.filter((l) => l.startsWith('#EXT-X-PART:')).every((l) => l.includes('filePart272'))).toBe(true);
+    expect(r.text).toContain('#EXT-X-PRELOAD-HINT:TYPE=PART,URI="https://origin.example.com/ll/filePart272.d.mp4"');
+    expect(r.text.split('\n').filter((l) => l.startsWith('#EXT-X-PART:'))).toHaveLength(3);
+    // Two ads in two slots keep the numbers; the next thing to wait for is a content part.
+    expect(r.text).toContain('#EXT-X-RENDITION-REPORT:URI="https://origin.example.com/ll/ll-video-360.m3u8",LAST-MSN=272,LAST-PART=2');
+    expect(r.tail).toEqual({ sequence: 271, originSequence: 271, ad: false });
     const parsed = parsePlaylist(r.text);
     expect(parsed.segments.map((s) => String(s.uri).replace(/^.*\//, ''))).toEqual(['fileSequence266.mp4', 'fileSequence267.mp4', 'fileSequence268.mp4', 'fileSequence269.mp4', '0.m4s', '1.m4s']);
     expect(checkMediaPlaylist(r.text)).toEqual([]);
   });
 
-  it('lists the ad of a segment in progress that a break replaces a segment ahead, and none of its parts', () => {
+  it('lists the ad of a segment in progress that a break replaces a segment ahead, and no part while it ends in ads', () => {
     const avail: StitchAvail = { id: 'o', startSegmentIndex: 272, duration: 30, slotDuration: 4, ads: [ad('y', [4, 4, 4])] };
     const r = stitch([avail]);
-    expect(r.text).toContain('filePart271.11.mp4'); // the last whole content segment keeps its parts
-    expect(r.text).not.toContain('filePart272');
+    // hls.js loads nothing past the last part it loaded: content parts before the ads would hold the ads back.
+    expect(r.text).not.toContain('#EXT-X-PART:');
+    expect(r.text).toContain('#EXT-X-PART-INF:PART-TARGET=0.33334');
     expect(r.text).not.toContain('PRELOAD-HINT');
     // The ad media is whole already: its first segment is listed while the origin's 272 is in progress, and the
     // next entry needs the origin's 272 whole.
