@@ -13,6 +13,7 @@ export const SSAI_ERRORS = {
   VARIANT_NOT_FOUND: { status: 404, message: 'The session has no playlist with this number' },
   SEGMENT_NOT_FOUND: { status: 404, message: 'The session has no ad segment at this address' },
   BAD_PLAYBACK_PATH: { status: 400, message: 'The playback path is malformed' },
+  BAD_DELIVERY_DIRECTIVE: { status: 400, message: 'An LL-HLS delivery directive (_HLS_msn, _HLS_part) is malformed' },
   SESSION_BODY_TOO_LARGE: { status: 413, message: 'The session request body is larger than 64 KiB' },
   /** PostgreSQL is down and the configuration was never read by this process (issue 27); known ones are served from cache */
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable and this process has not seen this configuration yet' },

@@ -85,6 +85,8 @@ export function rewriteMultivariant(text: string, opts: RewriteMultivariantOptio
       out.push(line.replace(URI_ATTR, () => `URI="${opts.makeVariantUri(e.n, e.kind, e.uri)}"`));
     } else if (line.startsWith('#EXT-X-SESSION-KEY:') || line.startsWith('#EXT-X-SESSION-DATA:')) {
       out.push(line.replace(URI_ATTR, (_m, u: string) => `URI="${resolveUri(opts.originUrl, u)}"`));
+    } else if (line.startsWith('#EXT-X-CONTENT-STEERING:')) {
+      out.push(`#EXT-X-CONTENT-STEERING:${mapQuoted(line.slice(24), 'SERVER-URI', (u) => resolveUri(opts.originUrl, u))}`);
     } else out.push(line);
   }
   return { text: out.join('\n') + '\n', entries };
@@ -141,9 +143,19 @@ export type StitchOptions = {
   emptySubtitleUri?: string;
   /** never announce a smaller EXT-X-TARGETDURATION than this (lets the server pin it for the session) */
   targetDurationFloor?: number;
+  /** the URI an EXT-X-RENDITION-REPORT of this origin playlist (absolute) takes; undefined keeps it absolute */
+  renditionReportUri?: (absoluteUri: string) => string | undefined;
 };
 export type StitchObservation = { availId: string; absorbedDiscontinuities: number[] };
-export type StitchResult = { text: string; mediaSequence: number; discontinuitySequence: number; targetDuration: number; observed: StitchObservation[] };
+export type StitchTail = { sequence: number; originSequence: number; ad: boolean };
+export type StitchResult = {
+  text: string; mediaSequence: number; discontinuitySequence: number; targetDuration: number; observed: StitchObservation[];
+  /**
+   * The last entry listed (LL-HLS directive mapping): its sequence number here, the origin sequence whose completion
+   * lists the next entry, and whether it is an ad (no parts).
+   */
+  tail: StitchTail;
+};
 
 type Entry = { uri: string; duration: number; offset: number; slot: number; firstOfAd: boolean; ad: PlannedAd; adIndex: number };
 type Break = { avail: StitchAvail; entries: Entry[]; bySlot: Map<number, Entry[]>; absorbed: Set<number> };
@@ -210,6 +222,12 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   const inBreak = (s: number): Break | undefined =>
     breaks.find((b) => s >= b.avail.startSegmentIndex && (b.avail.endSegmentIndex === undefined || s < b.avail.endSegmentIndex));
   const endsBreak = (s: number): boolean => breaks.some((b) => b.avail.endSegmentIndex === s) && !inBreak(s);
+  const lastOrigin = segs[segs.length - 1]?.mediaSequence ?? W - 1;
+  const lowLatency = !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')
+    && pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT');
+  // While the playlist ends in a break, no part is listed at all: hls.js loads nothing past the last part it has
+  // loaded (it takes the parts as the live edge), so content parts before the ads would hold the ads back.
+  const hideParts = lowLatency && (inBreak(lastOrigin) !== undefined || inBreak(lastOrigin + 1) !== undefined);
 
   // Origin discontinuities inside a break region (and on its first content segment after) are absorbed.
   for (const seg of segs) {
@@ -233,24 +251,20 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   }
   discontinuitySequence -= absorbedGone.size;
 
-  let targetDuration = Math.max(target0, opts.targetDurationFloor ?? 0);
-  for (const s of segs) targetDuration = Math.max(targetDuration, Math.ceil(s.duration - EPS));
-  for (const b of [...breaks, ...inserts]) for (const e of b.entries) targetDuration = Math.max(targetDuration, Math.ceil(e.duration - EPS));
-
-  const out: string[] = ['#EXTM3U'];
+  const targetDuration = stitchedTargetDuration(pl, [...breaks, ...inserts], opts.targetDurationFloor ?? 0);
   const needsMap = [...breaks, ...inserts].some((b) => b.avail.ads.some((a) => a.mapUri !== undefined));
-  out.push(`#EXT-X-VERSION:${Math.max(pl.version ?? 3, needsMap ? 6 : 3)}`);
-  out.push(`#EXT-X-TARGETDURATION:${targetDuration}`);
-  out.push(`#EXT-X-MEDIA-SEQUENCE:${mediaSequence}`);
-  out.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${discontinuitySequence}`);
-  if (pl.playlistType) out.push(`#EXT-X-PLAYLIST-TYPE:${pl.playlistType}`);
-  if (pl.independentSegments) out.push('#EXT-X-INDEPENDENT-SEGMENTS');
-  for (const t of pl.headerTags) out.push(`#${t.name}${t.value ? `:${t.value}` : ''}`);
+  const out: string[] = ['#EXTM3U'];
+  writeHeader(out, pl, { targetDuration, mediaSequence, discontinuitySequence, minVersion: needsMap ? 6 : 0 });
 
   let first = true;
   let lastKey: KeyInfo | undefined;
   let lastMap: MapInfo | string | undefined;
   let carried: RawTag[] = [];
+  /** the origin sequence of the content segment written last (undefined after an ad): an implicit byte-range offset
+   * continues from it, anything else gets an explicit offset */
+  let previousContent: number | undefined;
+  let outSequence = mediaSequence;
+  let lastSlot = W - 1;
   // Explicit byte-range offsets: stitching may remove the sub-range an implicit offset would continue from.
   const ranges = new Map<MediaSegment, string>();
   const byteEnd = new Map<string, number>();
@@ -266,8 +280,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   const pushTags = (tags: RawTag[], stripCues: boolean): void => {
     for (const t of tags) {
       if (stripCues && CUE_TAGS.has(t.name)) continue;
-      const value = shiftMs && t.name === 'EXT-X-DATERANGE' ? shiftDates(t.value, shiftMs) : t.value;
-      out.push(`#${t.name}${value ? `:${value}` : ''}`);
+      out.push(originLine(t, base, shiftMs));
     }
   };
 
@@ -284,27 +297,44 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     }
     out.push(`#EXTINF:${fmtDuration(e.duration)},`, e.uri);
     first = false;
+    previousContent = undefined;
+    outSequence++;
+    lastSlot = e.slot;
   };
 
+  /**
+   * A content segment as the origin wrote it (its own lines, URIs made absolute); after ads it first gets back the
+   * discontinuity, key, map and date that the ads interrupted.
+   */
   const emitContent = (seg: MediaSegment, afterBreak: boolean, stripCues: boolean): void => {
     pushTags(carried, true);
     carried = [];
-    pushTags(seg.tags, stripCues);
-    if (seg.discontinuity || afterBreak) out.push('#EXT-X-DISCONTINUITY');
-    if (seg.key !== lastKey) { out.push(keyLine(seg.key, base)); lastKey = seg.key; }
-    if (seg.map && seg.map !== lastMap) {
-      out.push(`#EXT-X-MAP:URI="${resolveUri(base, seg.map.uri)}"${seg.map.byteRange ? `,BYTERANGE="${seg.map.byteRange}"` : ''}`);
-      lastMap = seg.map;
+    if (afterBreak && !seg.discontinuity) out.push('#EXT-X-DISCONTINUITY');
+    if (!seg.ownKey && seg.key !== lastKey) {
+      if (seg.keyTags) for (const t of seg.keyTags) out.push(originLine(t, base, 0));
+      else out.push(keyLine(undefined, base));
     }
-    if (shiftMs && seg.pdtMs !== undefined) {
-      if (seg.programDateTime !== undefined || first || afterBreak || seg.discontinuity) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
-    } else if (seg.programDateTime !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${seg.programDateTime}`);
-    else if (seg.pdtMs !== undefined && (first || afterBreak || seg.discontinuity)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs)}`);
-    if (seg.gap) out.push('#EXT-X-GAP');
-    const range = ranges.get(seg);
-    if (range) out.push(`#EXT-X-BYTERANGE:${range}`);
-    out.push(`#EXTINF:${fmtDuration(seg.duration)},${seg.title}`, resolveUri(base, seg.uri));
+    lastKey = seg.key;
+    if (seg.map && !seg.ownMap && seg.map !== lastMap) {
+      out.push(`#EXT-X-MAP:URI="${resolveUri(base, seg.map.uri)}"${seg.map.byteRange ? `,BYTERANGE="${seg.map.byteRange}"` : ''}`);
+    }
+    if (seg.map) lastMap = seg.map;
+    if (seg.programDateTime === undefined && seg.pdtMs !== undefined && (first || afterBreak || seg.discontinuity)) {
+      out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
+    }
+    const continuous = first || previousContent === seg.mediaSequence - 1;
+    for (const t of seg.lines) {
+      if ((stripCues && CUE_TAGS.has(t.name)) || (hideParts && t.name === 'EXT-X-PART')) continue;
+      if (t.name === 'EXT-X-BYTERANGE' && !continuous && t.value.indexOf('@') < 0) out.push(`#EXT-X-BYTERANGE:${ranges.get(seg) ?? t.value}`);
+      else if (t.name === 'EXT-X-PROGRAM-DATE-TIME' && shiftMs && seg.pdtMs !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
+      else if (t.name === 'EXTINF') out.push(seg.extinf ? `#EXTINF:${seg.extinf}` : `#EXTINF:${fmtDuration(seg.duration)},${seg.title}`);
+      else out.push(originLine(t, base, shiftMs));
+    }
+    out.push(resolveUri(base, seg.uri));
     first = false;
+    previousContent = seg.mediaSequence;
+    outSequence++;
+    lastSlot = seg.mediaSequence;
   };
 
   let nextInsert = 0;
@@ -338,12 +368,170 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     for (const e of b.bySlot.get(s) ?? []) emitAd(b, e);
   }
   if (inserts.length) emitInserts(undefined); // post-rolls
-  const trailingStrip = breaks.some((b) => b.avail.endSegmentIndex === undefined || b.avail.endSegmentIndex >= (segs[segs.length - 1]?.mediaSequence ?? 0));
-  pushTags([...carried, ...pl.trailingTags], trailingStrip);
+  // LL-HLS: the ads of the segment in progress are whole files already, so they are listed now, one segment ahead of
+  // the origin: a player that played content parts up to the break finds its first ad in time.
+  const ahead = lowLatency ? inBreak(lastOrigin + 1) : undefined;
+  const lookahead = ahead !== undefined && (ahead.bySlot.get(lastOrigin + 1)?.length ?? 0) > 0;
+  if (ahead) for (const e of ahead.bySlot.get(lastOrigin + 1) ?? []) emitAd(ahead, e);
+  const trailingStrip = breaks.some((b) => b.avail.endSegmentIndex === undefined || b.avail.endSegmentIndex >= lastOrigin);
+  // The segment in progress (LL-HLS parts, preload hint) is never listed inside a break: parts of a segment the ads
+  // replace must not play (ads are whole segments: issue 26 §2). The first content segment after a break is listed
+  // with its parts in a low-latency playlist, the discontinuity, key and map the ads interrupted written before them.
+  const resumes = lowLatency && endsBreak(lastOrigin + 1) && previousContent === undefined && !first;
+  const partialHidden = !resumes && (inBreak(lastOrigin + 1) !== undefined || endsBreak(lastOrigin + 1) || (previousContent === undefined && !first));
+  const linesBeforeTail = out.length;
+  pushTags(carried, true);
+  if (resumes) {
+    const has = (name: string): boolean => pl.trailingLines.some((t) => t.name === name);
+    const last = segs[segs.length - 1];
+    if (!has('EXT-X-DISCONTINUITY')) out.push('#EXT-X-DISCONTINUITY');
+    if (last?.keyTags && !has('EXT-X-KEY')) for (const t of last.keyTags) out.push(originLine(t, base, 0));
+    if (last?.map && !has('EXT-X-MAP')) out.push(`#EXT-X-MAP:URI="${resolveUri(base, last.map.uri)}"${last.map.byteRange ? `,BYTERANGE="${last.map.byteRange}"` : ''}`);
+  }
+  const tailOffset = outSequence - 1 - lastSlot;
+  for (const t of pl.trailingLines) {
+    if (trailingStrip && CUE_TAGS.has(t.name)) continue;
+    if (partialHidden && PARTIAL_SEGMENT_TAGS.has(t.name)) continue;
+    if (t.name === 'EXT-X-RENDITION-REPORT') {
+      const line = renditionReportLine(t, base, opts.renditionReportUri, tailOffset, partialHidden);
+      if (line) out.push(line);
+      continue;
+    }
+    out.push(originLine(t, base, shiftMs));
+  }
+  // hls.js reads a low-latency playlist ending on a segment URI as if that segment were also the one in progress
+  // ("media sequence mismatch" once the next one is listed): a line after it, here a comment, ends the segment.
+  if (partialHidden && out.length === linesBeforeTail && !pl.endList && pl.header.some((t) => t.name === 'EXT-X-PART-INF')) {
+    out.push('# the segment in progress belongs to an ad break: it is listed once whole');
+  }
   if (pl.endList) out.push('#EXT-X-ENDLIST');
 
   return {
     text: out.join('\n') + '\n', mediaSequence, discontinuitySequence, targetDuration,
+    // The last entry listed, its sequence here and the origin segment that must be whole before the next entry shows.
+    tail: { sequence: outSequence - 1, originSequence: lookahead ? lastSlot - 1 : lastSlot, ad: previousContent === undefined && !first && !resumes },
     observed: [...breaks, ...inserts].map((b) => ({ availId: b.avail.id, absorbedDiscontinuities: [...b.absorbed].sort((x, y) => x - y) })),
   };
+}
+
+/** Tags of the segment in progress after the last whole one (LL-HLS §4.4.4): hidden with it inside a break. */
+const PARTIAL_SEGMENT_TAGS = new Set(['EXT-X-PART', 'EXT-X-PRELOAD-HINT', 'EXT-X-DISCONTINUITY', 'EXT-X-KEY', 'EXT-X-MAP',
+  'EXT-X-PROGRAM-DATE-TIME', 'EXT-X-GAP', 'EXT-X-BYTERANGE', 'EXT-X-BITRATE', 'EXTINF']);
+
+/**
+ * EXT-X-TARGETDURATION: the origin's whenever it is valid (every EXTINF rounded to the nearest integer fits,
+ * RFC 8216 §4.3.3.1), else repaired by that same rule; raised, by that rule too, only for stitched ads that need more.
+ */
+export function stitchedTargetDuration(pl: MediaPlaylist, breaks: ReadonlyArray<{ entries: ReadonlyArray<{ duration: number }> }>, floor: number): number {
+  let target = Math.max(pl.hasTargetDuration ? pl.targetDuration : 0, floor);
+  for (const s of pl.segments) target = Math.max(target, Math.round(s.duration));
+  for (const b of breaks) for (const e of b.entries) target = Math.max(target, Math.round(e.duration));
+  return Math.max(target, 1);
+}
+
+type HeaderValues = { targetDuration: number; mediaSequence: number; discontinuitySequence: number; minVersion: number };
+
+/**
+ * The origin's playlist-level tags in the origin's order, with the numbers stitching changes put in place. Delta
+ * updates are withdrawn (CAN-SKIP-UNTIL): the proxy needs the whole window to find and stitch breaks, so it never asks
+ * the origin for a delta and cannot answer one (issue 26 §2, docs/ssai-ll-hls.md).
+ */
+function writeHeader(out: string[], pl: MediaPlaylist, h: HeaderValues): void {
+  const seen = new Set<string>();
+  const version = Math.max(pl.version ?? 0, h.minVersion);
+  if (version > (pl.version ?? 0) && !pl.header.some((t) => t.name === 'EXT-X-VERSION')) out.push(`#EXT-X-VERSION:${version}`);
+  if (!pl.hasTargetDuration) out.push(`#EXT-X-TARGETDURATION:${h.targetDuration}`);
+  const sequences = (): void => {
+    if (!seen.has('EXT-X-MEDIA-SEQUENCE') && (h.mediaSequence !== 0 || pl.header.some((t) => t.name === 'EXT-X-MEDIA-SEQUENCE'))) out.push(`#EXT-X-MEDIA-SEQUENCE:${h.mediaSequence}`);
+    if (!seen.has('EXT-X-DISCONTINUITY-SEQUENCE') && (h.discontinuitySequence !== 0 || pl.header.some((t) => t.name === 'EXT-X-DISCONTINUITY-SEQUENCE'))) out.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${h.discontinuitySequence}`);
+    seen.add('EXT-X-MEDIA-SEQUENCE');
+    seen.add('EXT-X-DISCONTINUITY-SEQUENCE');
+  };
+  for (const t of pl.header) {
+    switch (t.name) {
+      case 'EXT-X-ENDLIST': break; // written last
+      case 'EXT-X-VERSION': out.push(version > (pl.version ?? 0) ? `#EXT-X-VERSION:${version}` : rawLine(t)); break;
+      case 'EXT-X-TARGETDURATION': out.push(h.targetDuration === pl.targetDuration ? rawLine(t) : `#EXT-X-TARGETDURATION:${h.targetDuration}`); break;
+      case 'EXT-X-MEDIA-SEQUENCE': case 'EXT-X-DISCONTINUITY-SEQUENCE': sequences(); break;
+      case 'EXT-X-SERVER-CONTROL': out.push(`#EXT-X-SERVER-CONTROL:${serverControl(t.value, pl.targetDuration, h.targetDuration)}`); break;
+      default: out.push(rawLine(t));
+    }
+  }
+  sequences();
+}
+
+/** SERVER-CONTROL without delta updates, its HOLD-BACK kept at three target durations when the target was raised. */
+function serverControl(value: string, originTarget: number, target: number): string {
+  const kept: string[] = [];
+  for (const attr of splitAttributeList(value)) {
+    const name = attr.slice(0, attr.indexOf('='));
+    if (name === 'CAN-SKIP-UNTIL' || name === 'CAN-SKIP-DATERANGES') continue;
+    if (name === 'HOLD-BACK' && target > originTarget && Number(attr.slice(10)) < 3 * target) kept.push(`HOLD-BACK=${3 * target}`);
+    else kept.push(attr);
+  }
+  return kept.join(',');
+}
+
+/** An attribute list split at the commas outside quotes, each `NAME=value` as written. */
+function splitAttributeList(value: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 34) quoted = !quoted;
+    else if (c === 44 && !quoted) { parts.push(value.slice(start, i)); start = i + 1; }
+  }
+  if (start < value.length) parts.push(value.slice(start));
+  return parts;
+}
+
+const rawLine = (t: RawTag): string => t.text ?? (t.value || t.name === 'EXTINF' ? `#${t.name}:${t.value}` : `#${t.name}`);
+
+/** A quoted attribute's value passed through f (the first `NAME="…"` at an attribute boundary); the rest as written. */
+function mapQuoted(value: string, name: string, f: (v: string) => string): string {
+  const needle = `${name}="`;
+  let from = 0;
+  for (;;) {
+    const at = value.indexOf(needle, from);
+    if (at < 0) return value;
+    if (at === 0 || value.charCodeAt(at - 1) === 44) {
+      const start = at + needle.length;
+      const end = value.indexOf('"', start);
+      return end < 0 ? value : value.slice(0, start) + f(value.slice(start, end)) + value.slice(end);
+    }
+    from = at + 1;
+  }
+}
+
+/**
+ * An origin tag line as written, but for the URIs it carries, made absolute against the origin (issue 26 §2), and
+ * the dates of a DATERANGE moved by shiftMs (content after inserted ads).
+ */
+function originLine(t: RawTag, base: string, shiftMs: number): string {
+  switch (t.name) {
+    case 'EXT-X-KEY': case 'EXT-X-MAP': case 'EXT-X-PART': case 'EXT-X-PRELOAD-HINT': case 'EXT-X-RENDITION-REPORT':
+      return `#${t.name}:${mapQuoted(t.value, 'URI', (u) => resolveUri(base, u))}`;
+    case 'EXT-X-DATERANGE': {
+      if (!shiftMs && !t.value.includes('X-ASSET-')) return rawLine(t);
+      const abs = (u: string): string => resolveUri(base, u);
+      const v = shiftMs ? shiftDates(t.value, shiftMs) : t.value;
+      return `#EXT-X-DATERANGE:${mapQuoted(mapQuoted(v, 'X-ASSET-URI', abs), 'X-ASSET-LIST', abs)}`;
+    }
+    default: return rawLine(t);
+  }
+}
+
+/**
+ * A rendition report names another media playlist of the origin. hls.js matches a report to a level by resolving its
+ * URI against the playlist's own URL, so it names the session's own /v1/manifest route of that rendition; its
+ * LAST-MSN moves by the ads stitched before this playlist's tail (the renditions of a session carry the same breaks).
+ */
+function renditionReportLine(t: RawTag, base: string, route: ((absoluteUri: string) => string | undefined) | undefined, offset: number, partHidden: boolean): string {
+  let v = mapQuoted(t.value, 'URI', (u) => { const abs = resolveUri(base, u); return route?.(abs) ?? abs; });
+  if (offset || partHidden) {
+    v = splitAttributeList(v).filter((a) => !(partHidden && a.startsWith('LAST-PART=')))
+      .map((a) => (a.startsWith('LAST-MSN=') ? `LAST-MSN=${Number(a.slice(9)) + offset}` : a)).join(',');
+  }
+  return `#EXT-X-RENDITION-REPORT:${v}`;
 }

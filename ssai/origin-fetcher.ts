@@ -24,6 +24,11 @@ export function derive<T>(result: OriginOk, name: string, compute: (text: string
 
 export interface OriginFetcherOptions {
   timeoutMs?: number;
+  /**
+   * The bound of a blocking playlist reload (LL-HLS `_HLS_msn`): the origin holds it until the segment or part exists,
+   * up to three target durations (RFC 8216bis §6.2.5.2). Default 9000 ms, under hls.js's 10 s first-byte budget.
+   */
+  blockingTimeoutMs?: number;
   maxBytes?: number;
   /**
    * How long a fetched playlist is reused. Undefined (the default): aligned to the origin's refresh — a live media
@@ -50,25 +55,32 @@ export class OriginFetcher {
   private readonly cache = new Map<string, { until: number; changedAt: number; result: OriginOk }>();
   private readonly agent: Agent;
   private readonly timeoutMs: number;
+  private readonly blockingTimeoutMs: number;
   private readonly maxBytes: number;
   private readonly cacheMs: number | undefined;
   private readonly now: () => number;
 
   constructor(private readonly opts: OriginFetcherOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.blockingTimeoutMs = Math.max(opts.blockingTimeoutMs ?? 9000, this.timeoutMs);
     this.maxBytes = opts.maxBytes ?? 2 * 1024 * 1024;
     this.cacheMs = opts.cacheMs;
     this.now = opts.now ?? Date.now;
     this.agent = new Agent({ connections: 64, keepAliveTimeout: 10_000, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
   }
 
-  fetch(url: string): Promise<OriginResult> {
+  /**
+   * The playlist at url. `blocking`: the URL carries LL-HLS delivery directives, so the origin may hold the answer
+   * (bounded by blockingTimeoutMs). The URL with its directives is the key of the cache and of the single flight:
+   * viewers waiting for the same part share one held request.
+   */
+  fetch(url: string, opts: { blocking?: boolean } = {}): Promise<OriginResult> {
     const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
     const now = this.now();
     if (hit && now < hit.until) return Promise.resolve(hit.result);
     let pending = this.inflight.get(url);
     if (!pending) {
-      const fresh = this.load(url).then((result) => {
+      const fresh = this.load(url, opts.blocking ? this.blockingTimeoutMs : this.timeoutMs).then((result) => {
         if (!result.ok) { this.opts.onError?.(result.reason); return result; }
         return this.cacheMs === 0 ? result : this.remember(url, result);
       }).finally(() => this.inflight.delete(url));
@@ -98,7 +110,9 @@ export class OriginFetcher {
       if (!target) until = at + 2000; // multivariant
       else if (/^#EXT-X-ENDLIST/m.test(result.text)) until = at + 10_000;
       else {
-        const td = Math.max(0.5, Number(target[1])) * 1000;
+        // A low-latency playlist changes with every part (LL-HLS §4.4.3.7): its refresh is the part target.
+        const part = /#EXT-X-PART-INF:PART-TARGET=(\d+(?:\.\d+)?)/.exec(result.text);
+        const td = Math.max(part ? 0.1 : 0.5, Number(part ? part[1] : target[1])) * 1000;
         // Changed by this fetch: the next refresh is one target duration away. Unchanged: the origin is late, look
         // again in half a target duration.
         until = same ? Math.max(at + td / 2, changedAt + td) : at + td;
@@ -109,11 +123,11 @@ export class OriginFetcher {
     return result;
   }
 
-  private async load(url: string): Promise<OriginResult> {
+  private async load(url: string, timeoutMs: number): Promise<OriginResult> {
     this.opts.onFetch?.();
     const fail = (reason: OriginErrorReason, error: SsaiError): OriginResult => ({ ok: false, reason, error });
     try {
-      const res = await request(url, { dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await request(url, { dispatcher: this.agent, signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       if (res.statusCode >= 400) {
         await res.body.dump().catch(() => undefined);
         const reason = res.statusCode < 500 ? 'http_4xx' : 'http_5xx';
@@ -143,7 +157,7 @@ export class OriginFetcher {
       const name = e instanceof Error ? e.name : '';
       const code = (e as { code?: string }).code ?? '';
       if (name === 'TimeoutError' || name === 'AbortError' || code.includes('TIMEOUT')) {
-        return fail('timeout', ssaiError('ORIGIN_TIMEOUT', `the origin did not answer within ${this.timeoutMs} ms`));
+        return fail('timeout', ssaiError('ORIGIN_TIMEOUT', `the origin did not answer within ${timeoutMs} ms`));
       }
       return fail('connection', ssaiError('ORIGIN_HTTP_ERROR', `the origin could not be reached (${code || name})`));
     }

@@ -6,7 +6,8 @@ export type FindingRule =
   | 'NOT_HLS' | 'MISSING_EXTM3U' | 'MISSING_TARGETDURATION' | 'SEGMENT_OVER_TARGET' | 'EXTINF_WITHOUT_URI' | 'URI_WITHOUT_EXTINF'
   | 'DATERANGE_WITHOUT_PDT' | 'DATERANGE_INCOMPLETE' | 'NO_SEGMENTS' | 'TS_SEGMENT_UNDER_MAP' | 'SEGMENT_WITHOUT_AUDIO'
   | 'MEDIA_SEQUENCE_DECREASED' | 'MEDIA_SEQUENCE_MISMATCH' | 'DISCONTINUITY_SEQUENCE_DECREASED' | 'DISCONTINUITY_SEQUENCE_MISMATCH' | 'DISCONTINUITY_NOT_BUMPED'
-  | 'TARGETDURATION_CHANGED' | 'ENDLIST_REMOVED' | 'ENDED_PLAYLIST_CHANGED' | 'EVENT_SEGMENTS_REMOVED' | 'SEGMENT_CHANGED';
+  | 'TARGETDURATION_CHANGED' | 'ENDLIST_REMOVED' | 'ENDED_PLAYLIST_CHANGED' | 'EVENT_SEGMENTS_REMOVED' | 'SEGMENT_CHANGED'
+  | 'HOLD_BACK_TOO_SMALL' | 'PART_HOLD_BACK_TOO_SMALL';
 export type Finding = { rule: FindingRule; severity: 'error' | 'warning'; message: string; line: number };
 
 const err = (rule: FindingRule, message: string, line = 0): Finding => ({ rule, severity: 'error', message, line });
@@ -41,6 +42,19 @@ export function checkMediaPlaylist(text: string): Finding[] {
       if (Math.round(s.duration) > playlist.targetDuration) {
         findings.push(err('SEGMENT_OVER_TARGET', `segment of ${s.duration}s rounds above the target duration ${playlist.targetDuration}s (RFC 8216 §4.3.3.1)`, s.line - 1));
       }
+    }
+  }
+  // LL-HLS (RFC 8216bis §4.4.3.8): players "fix" a short hold-back by holding back further (issue 26 §2).
+  const control = playlist.headerTags.find((t) => t.name === 'EXT-X-SERVER-CONTROL');
+  if (control && playlist.hasTargetDuration) {
+    const a = parseAttributes(control.value);
+    const holdBack = Number(a['HOLD-BACK']);
+    if (a['HOLD-BACK'] !== undefined && holdBack < 3 * playlist.targetDuration) {
+      findings.push(err('HOLD_BACK_TOO_SMALL', `HOLD-BACK=${a['HOLD-BACK']} is below three target durations (${3 * playlist.targetDuration}) (RFC 8216bis §4.4.3.8)`, control.line));
+    }
+    const partTarget = Number(parseAttributes(playlist.headerTags.find((t) => t.name === 'EXT-X-PART-INF')?.value ?? '')['PART-TARGET']);
+    if (a['PART-HOLD-BACK'] !== undefined && partTarget > 0 && Number(a['PART-HOLD-BACK']) < 2 * partTarget) {
+      findings.push(err('PART_HOLD_BACK_TOO_SMALL', `PART-HOLD-BACK=${a['PART-HOLD-BACK']} is below two part targets (${2 * partTarget}) (RFC 8216bis §4.4.3.8)`, control.line));
     }
   }
   for (const s of playlist.segments) {

@@ -6,8 +6,8 @@
 export type ScanErrorCode = 'NOT_HLS' | 'EMPTY' | 'BAD_TAG';
 export type ScanError = { code: ScanErrorCode; message: string; line: number };
 
-/** A tag line kept verbatim: `name` without '#', `value` after ':' ('' when absent). */
-export type RawTag = { name: string; value: string; line: number };
+/** A tag line kept verbatim: `name` without '#', `value` after ':' ('' when absent), `text` the whole line as written. */
+export type RawTag = { name: string; value: string; line: number; text?: string };
 
 export type KeyInfo = { method: string; uri?: string; attrs: Record<string, string> };
 export type MapInfo = { uri: string; byteRange?: string };
@@ -29,6 +29,18 @@ export type MediaSegment = {
   map?: MapInfo;
   /** EXT-X-DATERANGE, cue tags and unknown tags that preceded this segment, in order */
   tags: RawTag[];
+  /**
+   * Every tag line of this segment as the origin wrote it, in order (EXTINF, BYTERANGE, KEY, MAP, PDT, PART, unknown
+   * tags…): pass-through writes these back so durations keep their digits and unknown tags their place (issue 26 §3).
+   */
+  lines: RawTag[];
+  /** the EXTINF value as written ("4.00008,title"); '' when its duration is not a valid number */
+  extinf: string;
+  /** the EXT-X-KEY tags in effect (one per KEYFORMAT), re-emitted after an ad; shared between segments */
+  keyTags?: RawTag[];
+  /** whether this segment's own lines carry EXT-X-KEY / EXT-X-MAP */
+  ownKey: boolean;
+  ownMap: boolean;
   gap: boolean;
   /** 1-based line of the URI */
   line: number;
@@ -45,9 +57,14 @@ export type MediaPlaylist = {
   independentSegments: boolean;
   /** header-level tags we do not model (EXT-X-START, EXT-X-SERVER-CONTROL...) */
   headerTags: RawTag[];
+  /** every playlist-level tag (VERSION, TARGETDURATION, MEDIA-SEQUENCE, SERVER-CONTROL, PART-INF…) in order, as written */
+  header: RawTag[];
   segments: MediaSegment[];
   /** tags after the last segment (a trailing EXT-X-CUE-IN, DATERANGE...) */
   trailingTags: RawTag[];
+  /** every tag line after the last segment, as written: LL-HLS parts and preload hints of the segment in progress,
+   * rendition reports, and the cues and DATERANGEs of trailingTags */
+  trailingLines: RawTag[];
   hasTargetDuration: boolean;
 };
 
@@ -151,7 +168,7 @@ function* lines(text: string): Generator<Line> {
 
 function splitTag(t: string, no: number): RawTag {
   const c = t.indexOf(':');
-  return c < 0 ? { name: t.slice(1), value: '', line: no } : { name: t.slice(1, c), value: t.slice(c + 1), line: no };
+  return c < 0 ? { name: t.slice(1), value: '', line: no, text: t } : { name: t.slice(1, c), value: t.slice(c + 1), line: no, text: t };
 }
 
 /** Tells multivariant from media text without a full parse. */
@@ -181,9 +198,14 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
   if (bad) return { error: bad };
   const pl: MediaPlaylist = {
     kind: 'media', targetDuration: 0, mediaSequence: 0, discontinuitySequence: 0, endList: false,
-    independentSegments: false, headerTags: [], segments: [], trailingTags: [], hasTargetDuration: false,
+    independentSegments: false, headerTags: [], header: [], segments: [], trailingTags: [], trailingLines: [], hasTargetDuration: false,
   };
   let pending: RawTag[] = [];
+  let segLines: RawTag[] = [];
+  let extinf = '';
+  let keyTags: RawTag[] | undefined;
+  let ownKey = false;
+  let ownMap = false;
   let duration = -1;
   let title = '';
   let byteRange: string | undefined;
@@ -206,7 +228,9 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
       let pdtMs: number | undefined;
       if (pdt !== undefined) { const ms = Date.parse(pdt); if (ms >= 0 && ms <= MAX_PDT_MS) pdtMs = ms; }
       else if (lastPdtMs !== undefined && !discontinuity) pdtMs = lastPdtMs;
-      const seg: MediaSegment = { uri: t, duration, title, mediaSequence: seq++, discontinuitySequence: dseq, discontinuity, tags: pending, gap, line: no };
+      const seg: MediaSegment = { uri: t, duration, title, mediaSequence: seq++, discontinuitySequence: dseq, discontinuity, tags: pending,
+        lines: segLines, extinf, ownKey, ownMap, gap, line: no };
+      if (keyTags) seg.keyTags = keyTags;
       if (byteRange !== undefined) seg.byteRange = byteRange;
       if (pdt !== undefined) seg.programDateTime = pdt;
       if (pdtMs !== undefined) seg.pdtMs = pdtMs;
@@ -215,26 +239,32 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
       pl.segments.push(seg);
       lastPdtMs = pdtMs === undefined ? undefined : pdtMs + duration * 1000;
       pending = [];
-      duration = -1; title = ''; byteRange = undefined; discontinuity = false; gap = false; pdt = undefined;
+      segLines = [];
+      duration = -1; title = ''; byteRange = undefined; discontinuity = false; gap = false; pdt = undefined; ownKey = false; ownMap = false;
       continue;
     }
     if (!t.startsWith('#EXT')) continue; // comment
     const tag = splitTag(t, no);
+    // Playlist-level tags go to pl.header, the rest to the lines of the segment they precede (one switch, no lookup).
+    let lines = segLines;
     switch (tag.name) {
       case 'EXTINF': {
         const c = tag.value.indexOf(',');
-        const d = Number.parseFloat(c < 0 ? tag.value : tag.value.slice(0, c));
+        const written = c < 0 ? tag.value : tag.value.slice(0, c);
+        const d = Number.parseFloat(written);
         duration = d >= 0 && d <= MAX_SEGMENT_SECONDS ? d : 0;
+        // Kept as written only when it says exactly that number (garbage and out-of-range values are written anew).
+        extinf = duration === d && Number(written) === d ? tag.value : '';
         title = c < 0 ? '' : tag.value.slice(c + 1);
         break;
       }
-      case 'EXT-X-TARGETDURATION': pl.targetDuration = count(tag.value, MAX_SEGMENT_SECONDS); pl.hasTargetDuration = true; break;
-      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
-      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); break;
-      case 'EXT-X-PLAYLIST-TYPE': pl.playlistType = tag.value; break;
-      case 'EXT-X-VERSION': pl.version = Number.parseInt(tag.value, 10) || undefined; break;
-      case 'EXT-X-ENDLIST': pl.endList = true; break;
-      case 'EXT-X-INDEPENDENT-SEGMENTS': pl.independentSegments = true; break;
+      case 'EXT-X-TARGETDURATION': pl.targetDuration = count(tag.value, MAX_SEGMENT_SECONDS); pl.hasTargetDuration = true; lines = pl.header; break;
+      case 'EXT-X-MEDIA-SEQUENCE': pl.mediaSequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); lines = pl.header; break;
+      case 'EXT-X-DISCONTINUITY-SEQUENCE': pl.discontinuitySequence = count(tag.value, Number.MAX_SAFE_INTEGER / 2); lines = pl.header; break;
+      case 'EXT-X-PLAYLIST-TYPE': pl.playlistType = tag.value; lines = pl.header; break;
+      case 'EXT-X-VERSION': pl.version = Number.parseInt(tag.value, 10) || undefined; lines = pl.header; break;
+      case 'EXT-X-ENDLIST': pl.endList = true; lines = pl.header; break;
+      case 'EXT-X-INDEPENDENT-SEGMENTS': pl.independentSegments = true; lines = pl.header; break;
       case 'EXT-X-DISCONTINUITY': discontinuity = true; break;
       case 'EXT-X-GAP': gap = true; break;
       case 'EXT-X-BYTERANGE': byteRange = tag.value; break;
@@ -242,23 +272,31 @@ export function scanMediaPlaylist(text: string): ScanResult<MediaPlaylist> {
       case 'EXT-X-KEY': {
         const attrs = parseAttributes(tag.value);
         key = attrs.METHOD === 'NONE' ? undefined : { method: attrs.METHOD ?? 'NONE', attrs, ...(attrs.URI !== undefined ? { uri: attrs.URI } : {}) };
+        // Several KEY tags in a row are one set (one per KEYFORMAT); a KEY after a segment starts a new set.
+        keyTags = key === undefined ? undefined : ownKey && keyTags ? [...keyTags, tag] : [tag];
+        ownKey = true;
         break;
       }
       case 'EXT-X-MAP': {
+        ownMap = true;
         const attrs = parseAttributes(tag.value);
         map = attrs.URI === undefined ? undefined : { uri: attrs.URI, ...(attrs.BYTERANGE ? { byteRange: attrs.BYTERANGE } : {}) };
         break;
       }
       case 'EXT-X-START': case 'EXT-X-SERVER-CONTROL': case 'EXT-X-PART-INF': case 'EXT-X-I-FRAMES-ONLY':
-        pl.headerTags.push(tag); break;
+        pl.headerTags.push(tag); lines = pl.header; break;
+      case 'EXT-X-DEFINE': case 'EXT-X-ALLOW-CACHE': pending.push(tag); lines = pl.header; break;
       case 'EXT-X-STREAM-INF': case 'EXT-X-MEDIA': case 'EXT-X-I-FRAME-STREAM-INF':
         return { error: { code: 'NOT_HLS', message: `${tag.name} in a media playlist: this is a multivariant playlist`, line: no } };
       default: pending.push(tag);
     }
+    lines.push(tag);
   }
   pl.trailingTags = pending;
+  pl.trailingLines = segLines;
   return { playlist: pl };
 }
+
 
 /** Scans a multivariant playlist: variants, renditions, I-frame variants, session data/keys. */
 export function scanMultivariantPlaylist(text: string): ScanResult<MultivariantPlaylist> {

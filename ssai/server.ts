@@ -15,7 +15,7 @@ import { ssaiError, type SsaiError } from './errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type VariantEntry } from './manifest-rewriter.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
@@ -75,6 +75,25 @@ function splitQuery(raw: string): { playerParams: Record<string, string>; sessio
   return { playerParams, ...(sessionId ? { sessionId } : {}), rest: rest.join('&') };
 }
 
+/**
+ * The LL-HLS delivery directives of a media playlist request (RFC 8216bis §6.2.5.1): `_HLS_msn` and `_HLS_part`
+ * (which needs `_HLS_msn`); `_HLS_skip` and anything else is dropped. Undefined when there is no `_HLS_msn`.
+ */
+export function deliveryDirectives(query: string): { msn: number; part?: number } | SsaiError | undefined {
+  if (!query.includes('_HLS_')) return undefined;
+  let msn: string | undefined;
+  let part: string | undefined;
+  for (const pair of query.split('&')) {
+    if (pair.startsWith('_HLS_msn=')) msn = pair.slice(9);
+    else if (pair.startsWith('_HLS_part=')) part = pair.slice(10);
+  }
+  const integer = /^\d{1,15}$/;
+  if (msn === undefined) return part === undefined ? undefined : ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_part needs _HLS_msn');
+  if (!integer.test(msn)) return ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_msn must be a decimal integer');
+  if (part !== undefined && !integer.test(part)) return ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_part must be a decimal integer');
+  return part === undefined ? { msn: Number(msn) } : { msn: Number(msn), part: Number(part) };
+}
+
 /** Stands for the session id in a playlist stitched for every session with the same ads (never in HLS text). */
 const MARK = '\u0000\u0001';
 const SID_PLACEHOLDER = `${MARK}sid${MARK}`;
@@ -95,7 +114,7 @@ function render(parts: string[], sid: string, adIds: string[]): string {
   return out;
 }
 const MAX_SHARED_STITCHES = 512;
-type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }> };
+type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: StitchTail };
 
 /** A scanned origin media playlist and its avails: computed once per origin fetch, shared by every session. */
 type ParsedMedia = { playlist: MediaPlaylist; avails: Avail[]; error?: undefined } | { playlist?: undefined; avails?: undefined; error: string };
@@ -210,7 +229,7 @@ export class SsaiServer {
         metricKind = 'media';
         const file = segments[5] ?? '';
         const n = /^(\d+)\.m3u8$/.exec(file);
-        reply = n && segments.length === 6 ? await this.media(segments[3] ?? '', segments[4] ?? '', Number(n[1])) : fail(ssaiError('BAD_PLAYBACK_PATH'));
+        reply = n && segments.length === 6 ? await this.media(segments[3] ?? '', segments[4] ?? '', Number(n[1]), query) : fail(ssaiError('BAD_PLAYBACK_PATH'));
       } else if (kind === 'segment' && req.method !== 'POST') {
         metricKind = 'segment';
         reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath) : fail(ssaiError('BAD_PLAYBACK_PATH'));
@@ -354,8 +373,14 @@ export class SsaiServer {
     });
   }
 
-  /** GET /v1/manifest/{guid}/{session}/{n}.m3u8: the origin media playlist with this session's ads stitched in. */
-  private async media(guid: string, sid: string, n: number): Promise<Reply> {
+  /**
+   * GET /v1/manifest/{guid}/{session}/{n}.m3u8: the origin media playlist with this session's ads stitched in.
+   * LL-HLS delivery directives (`_HLS_msn`, `_HLS_part`) go on to the origin, so a blocking reload stays blocking;
+   * `_HLS_skip` does not (the proxy serves no delta updates: docs/ssai-ll-hls.md).
+   */
+  private async media(guid: string, sid: string, n: number, query: string): Promise<Reply> {
+    const directive = deliveryDirectives(query);
+    if (directive && 'kind' in directive) return fail(directive);
     const config = await this.config(guid);
     if ('kind' in config) return fail(config);
     let hot: HotSession | SsaiError;
@@ -370,18 +395,50 @@ export class SsaiServer {
       this.lastFlush = this.deps.now();
       void this.sessions.flushUnsaved().catch(() => undefined); // the store is back: breaks played as content are kept
     }
-    const session = hot.session;
-    const entry = session.variants[n];
+    const entry = hot.session.variants[n];
     if (!entry) return fail(ssaiError('VARIANT_NOT_FOUND'));
-    const fetched = await this.deps.origin.fetch(entry.uri);
-    if (!fetched.ok) return fail(fetched.error);
+    if (!directive) return (await this.stitched(config, hot, entry, n, entry.uri)).reply;
+    let msn = directive.msn;
+    let part = directive.part;
+    if (hot.records.some((r) => r.ads.length)) {
+      // The player counts in this playlist's numbers, the origin in its own: they differ by the ad segments stitched
+      // before the tail (one break of four ads in three slots adds one) and by the ads listed a segment ahead. Mapped
+      // by the tail of the latest plain copy; a break that began or ended since answers at once and the next request
+      // maps right. Inside a break the next entry is a whole ad: the origin is asked for a whole segment, not a part.
+      const plain = await this.stitched(config, hot, entry, n, entry.uri);
+      if (!plain.tail) return plain.reply;
+      // Segment msn is whole in this copy already (an ad listed ahead, or a player behind): no need to wait.
+      if (msn <= plain.tail.sequence) return plain.reply;
+      msn = Math.max(0, msn - (plain.tail.sequence - plain.tail.originSequence));
+      if (plain.tail.ad) part = undefined;
+    }
+    const sep = entry.uri.includes('?') ? '&' : '?';
+    const blockingUri = `${entry.uri}${sep}_HLS_msn=${msn}${part !== undefined ? `&_HLS_part=${part}` : ''}`;
+    return (await this.stitched(config, hot, entry, n, blockingUri)).reply;
+  }
+
+  /** One track's playlist for a session, from the origin text at originUri (entry.uri, or it with delivery directives). */
+  private async stitched(config: AdinsertConfig, hot: HotSession, entry: VariantEntry, n: number, originUri: string):
+    Promise<{ reply: Reply; tail?: StitchTail }> {
+    const guid = config.guid;
+    const session = hot.session;
+    const sid = session.id;
+    const fetched = await this.deps.origin.fetch(originUri, { blocking: originUri !== entry.uri });
+    if (!fetched.ok) return { reply: fail(fetched.error) };
     const parsed = parsedMedia(fetched, this.deps.metrics);
-    if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
+    if (!parsed.playlist) return { reply: fail(ssaiError('ORIGIN_NOT_HLS', parsed.error)) };
     const pl = parsed.playlist;
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
+    // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
+    const renditionReportUri = (abs: string): string | undefined => {
+      const bare = (u: string): string => u.split('?', 1)[0] ?? u;
+      const other = session.variants.find((v) => v.uri === abs) ?? session.variants.find((v) => bare(v.uri) === bare(abs));
+      return other ? `/v1/manifest/${guid}/${SID_PLACEHOLDER}/${other.n}.m3u8` : undefined;
+    };
     if (entry.kind === 'iframe') {
-      return playlist(stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe' }).text, !vod);
+      const r = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe', renditionReportUri });
+      return { reply: playlist(render(r.text.split(MARK), sid, []), !vod), tail: r.tail };
     }
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
@@ -401,7 +458,8 @@ export class SsaiServer {
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
     const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
     const avails: StitchAvail[] = [];
-    let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
+    // The master's URL too: a rendition report names this session's route of the rendition its master numbered so.
+    let signature = `${guid}|${session.origin}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     for (const record of records) {
@@ -427,7 +485,7 @@ export class SsaiServer {
     // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
     // the bound stitch on their own).
     const stitch = () => stitchMediaPlaylist(pl, {
-      originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target,
+      originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri,
       // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
       makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
         : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
@@ -436,10 +494,10 @@ export class SsaiServer {
     let shared = fetched.memo.get(memoKey) as SharedStitch | undefined;
     if (!shared && fetched.memo.size < MAX_SHARED_STITCHES) {
       const r = stitch();
-      shared = { parts: r.text.split(MARK), observed: r.observed };
+      shared = { parts: r.text.split(MARK), observed: r.observed, tail: r.tail };
       fetched.memo.set(memoKey, shared);
     }
-    const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed }; })();
+    const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed, tail: r.tail }; })();
     const result = { text: render(own.parts, sid, adIds), observed: own.observed };
     let next: Record<string, number[]> | undefined;
     for (const o of result.observed) {
@@ -449,7 +507,7 @@ export class SsaiServer {
       next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
     }
     if (next) await this.fallbacks.keepObserved(observedKey, next);
-    return playlist(result.text, !vod);
+    return { reply: playlist(result.text, !vod), tail: own.tail };
   }
 
   /**
@@ -489,7 +547,10 @@ export class SsaiServer {
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
       const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
-      if (last && avail.startSegmentIndex > last.mediaSequence) {
+      // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
+      // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
+      const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
+      if (last && avail.startSegmentIndex > edge) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd

@@ -112,8 +112,9 @@ describe('media playlist stitching', () => {
     expect(res.text).toContain(`START-DATE="${new Date(PDT0 + 75_000).toISOString()}",DURATION=10,X-AD-ID="adB"`);
     expect(res.text.match(/CLASS="com.engine.ad"/g)).toHaveLength(2);
     expect(res.text).not.toMatch(/CUE-OUT|CUE-IN/);
-    expect(res.targetDuration).toBe(7);
-    expect(res.text).toContain('#EXT-X-TARGETDURATION:7');
+    // 6.006 s segments round to 6 (RFC 8216 §4.3.3.1): the origin's target stays (issue 26 §2).
+    expect(res.targetDuration).toBe(6);
+    expect(res.text).toContain('#EXT-X-TARGETDURATION:6');
   });
 
   it('resumes content at the break end when the ads are shorter than the break', () => {
@@ -151,7 +152,7 @@ describe('media playlist stitching', () => {
         expect(res.mediaSequence - prev.mediaSequence).toBe(gone);
         expect(res.discontinuitySequence).toBeGreaterThanOrEqual(prev.discontinuitySequence);
       }
-      expect(res.targetDuration).toBe(7);
+      expect(res.targetDuration).toBe(6);
       prev = { mediaSequence: res.mediaSequence, discontinuitySequence: res.discontinuitySequence, uris: list.map((e) => e.uri), text: res.text };
     }
     expect(stitched).toBeGreaterThan(8);

@@ -14,6 +14,12 @@ describe('playlist checker', () => {
     expect(f).toEqual([expect.objectContaining({ rule: 'SEGMENT_OVER_TARGET', line: 5 })]);
   });
 
+  it('flags an LL-HLS hold-back below three target durations and a part hold-back below two part targets', () => {
+    const ll = (control: string) => `#EXTM3U\n#EXT-X-TARGETDURATION:5\n#EXT-X-SERVER-CONTROL:${control}\n#EXT-X-PART-INF:PART-TARGET=0.5\n#EXTINF:4.00008,\na.mp4\n`;
+    expect(checkMediaPlaylist(ll('CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5,HOLD-BACK=15'))).toEqual([]);
+    expect(rules(checkMediaPlaylist(ll('CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.9,HOLD-BACK=12')))).toEqual(['HOLD_BACK_TOO_SMALL', 'PART_HOLD_BACK_TOO_SMALL']);
+  });
+
   it('flags a missing EXTM3U, a missing target duration and EXTINF without URI', () => {
     expect(rules(checkMediaPlaylist('#EXT-X-TARGETDURATION:6\n#EXTINF:6,\na.ts\n'))).toEqual(['MISSING_EXTM3U']);
     expect(rules(checkMediaPlaylist('#EXTM3U\n#EXTINF:6,\na.ts\n'))).toEqual(['MISSING_TARGETDURATION']);
