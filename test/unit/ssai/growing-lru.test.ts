@@ -13,10 +13,11 @@ describe('growingLru', () => {
   });
 
   it('expires entries by their TTL', async () => {
-    const lru = growingLru<string, string>(10, { ttl: 30 });
+    const lru = growingLru<string, string>(10, { ttl: 60_000 });
     lru.set('short', 'x', { ttl: 10 });
     lru.set('long', 'y');
-    await new Promise((r) => setTimeout(r, 20));
+    // waits for the short one to lapse (a loaded machine may take longer than 10 ms; the long one has a minute)
+    for (let i = 0; i < 500 && lru.get('short') !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
     expect(lru.get('short')).toBeUndefined();
     expect(lru.get('long')).toBe('y');
     expect(lru.getRemainingTTL('long')).toBeGreaterThan(0);
