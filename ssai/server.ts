@@ -403,14 +403,19 @@ export class SsaiServer {
    * break when it starts at the same place: matched by start.
    * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
    * instance may have made it).
+   * A break is never listed before its record is stored (issue 26): one in the window (or any break of a VOD, whose
+   * player reads the playlist once) is decided before the answer, within the deadline, else it gets the late record,
+   * for good; the decisions of one answer run side by side, so a VMAP's breaks share one deadline.
    */
   private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist): Promise<void> {
     let refreshed = false;
     let shape: ContentShape | undefined;
     const sid = hot.session.id;
     const last = pl.segments[pl.segments.length - 1];
+    const deciding: Array<Promise<void>> = [];
     for (const avail of found) {
-      if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
+      const ahead = !pl.endList && last !== undefined && avail.startSegmentIndex > last.mediaSequence;
+      if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
       if (!refreshed) {
         refreshed = true;
         mergeRecords(hot, await this.sessions.records(sid));
@@ -419,7 +424,7 @@ export class SsaiServer {
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
       const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
-      if (last && avail.startSegmentIndex > last.mediaSequence) {
+      if (ahead) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
@@ -427,10 +432,13 @@ export class SsaiServer {
         this.decisions.ahead(task, leadMs);
         continue;
       }
-      const decided = await this.decisions.inWindow(task);
-      // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
+      // In the window: an early decision still on its way joins this one (the planner runs one per avail).
+      deciding.push(this.decisions.inWindow(task).then(async (decided) => {
+        // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
+        mergeRecords(hot, [(await this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id))) ?? decided]);
+      }));
     }
+    await Promise.all(deciding);
   }
 }
 
