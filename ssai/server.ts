@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
 import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
 import { keys, type AdPlanner, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
-import { placeAvail } from './avail-placement.js';
+import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
 import { ContentShapes, referenceVideo, type ContentShape } from './content-shape.js';
 import { findAvails, type Avail } from './cue-finder.js';
@@ -353,8 +353,14 @@ export class SsaiServer {
     let signature = `${guid}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
+    const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
+    let anchors: Record<string, number[]> | undefined;
     for (const record of records) {
-      const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id]);
+      const anchor = observed[anchorKey(record.id)]?.[0];
+      const placed = await placeAvail(this.deps.planner, record, pl, entry, observed[record.id], anchor);
+      // A break's start seen in this track's window is kept: once it slides out, the break stays where it was listed.
+      if (placed && anchor === undefined && record.startPdtMs !== undefined && !pl.endList && windowStart
+        && placed.startSegmentIndex >= windowStart.mediaSequence && placed.startSegmentIndex <= windowEnd) (anchors ??= {})[anchorKey(record.id)] = [placed.startSegmentIndex];
       if (!pl.endList && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
@@ -386,7 +392,7 @@ export class SsaiServer {
     }
     const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed }; })();
     const result = { text: render(own.parts, sid, adIds), observed: own.observed };
-    let next: Record<string, number[]> | undefined;
+    let next: Record<string, number[]> | undefined = anchors ? { ...observed, ...anchors } : undefined;
     for (const o of result.observed) {
       const before = observed[o.availId] ?? [];
       if (o.absorbedDiscontinuities.every((d) => before.includes(d))) continue;
