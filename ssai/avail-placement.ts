@@ -30,9 +30,17 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
     if (at !== undefined) start = at;
     else if (anchor !== undefined) start = anchor;
     else {
-      start = first.mediaSequence + Math.round((record.startPdtMs - first.pdtMs) / 1000 / slot);
-      const endMs = record.startPdtMs + record.duration * 1000;
-      if (!record.insert && endMs <= first.pdtMs + slot * 500 && start + span > first.mediaSequence) start = first.mediaSequence - span;
+      // Not in the window: an estimate, kept outside it (a break ahead never takes a listed segment, one that ended
+      // before the window never reaches into it).
+      const last = pl.segments[pl.segments.length - 1]!;
+      const lastEndMs = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
+      if (lastEndMs !== undefined && record.startPdtMs >= lastEndMs - slot * 500) {
+        start = last.mediaSequence + 1 + Math.max(0, Math.round((record.startPdtMs - lastEndMs) / 1000 / slot));
+      } else {
+        start = first.mediaSequence + Math.round((record.startPdtMs - first.pdtMs) / 1000 / slot);
+        const endMs = record.startPdtMs + record.duration * 1000;
+        if (!record.insert && endMs <= first.pdtMs + slot * 500 && start + span > first.mediaSequence) start = first.mediaSequence - span;
+      }
     }
     end = start + span;
   }
