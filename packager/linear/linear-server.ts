@@ -8,7 +8,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { makeAsset, type LinearAsset } from './asset.js';
 import type { AssetCache } from './asset-loader.js';
 import { buildModel, variantPick, type ChannelModel } from './channel-model.js';
-import { ANNOUNCE_AHEAD_MS, renderMaster, renderMedia, START_TARGET_DURATIONS } from './render.js';
+import { ANNOUNCE_AHEAD_MS, renderMaster, renderMedia } from './render.js';
 import type { LinearScheduleSource } from './schedule.js';
 
 export const LINEAR_PATH = '/linear/';
@@ -170,9 +170,7 @@ export class LinearServer {
     const count = this.opts.windowSegments ?? WINDOW_SEGMENTS;
     const announceMs = this.opts.announceAheadMs ?? ANNOUNCE_AHEAD_MS;
     const window = model.timeline.liveWindow(tick, count, (count + 2) * model.targetDuration * 1000, announceMs);
-    // Players start six target durations back, or as far as a short window leaves room for (three at least).
-    const startBack = Math.max(3, Math.min(START_TARGET_DURATIONS, count - 2));
-    const body = renderMedia(window, j >= 0 ? variantPick(j) : (a) => a.audio, model.targetDuration, announceMs, startBack);
+    const body = renderMedia(window, j >= 0 ? variantPick(j) : (a) => a.audio, model.targetDuration, announceMs);
     if (rendered.size >= 16) rendered.clear();
     rendered.set(key, body);
     return { status: 200, type, body };

@@ -46,24 +46,13 @@ function announcement(start: PlacedSegment): string {
 
 const isAdSegment = (s: PlacedSegment): boolean => s.program.pieces[s.program.pieceOf[s.local]!]!.adMs !== undefined;
 
-/**
- * Where players start, in target durations back from the live edge: six, not hls.js's three. A virtual channel's items
- * change every few segments and each change holds a player's audio until its video of the new item is parsed: on a
- * busy machine the 12 s of hls.js's default left the buffer dry 2–4 s after the start (issue 26); latency matters less
- * here than a steady picture.
- */
-export const START_TARGET_DURATIONS = 6;
-
-export function renderMedia(win: LiveWindow | PlacedSegment[], pick: TrackPick, targetDuration: number, announceMs = ANNOUNCE_AHEAD_MS, startBack = START_TARGET_DURATIONS): string {
+export function renderMedia(win: LiveWindow | PlacedSegment[], pick: TrackPick, targetDuration: number, announceMs = ANNOUNCE_AHEAD_MS): string {
   const { segments: window, before, breaks } = Array.isArray(win) ? { segments: win, before: undefined, breaks: [] as PlacedSegment[] } : win;
   const first = window[0];
-  const lines = ['#EXTM3U', '#EXT-X-VERSION:7', `#EXT-X-TARGETDURATION:${targetDuration}`];
-  // RFC 8216 §4.3.5.2: never closer than three target durations to the end of a live playlist.
-  if (startBack >= 3) lines.push(`#EXT-X-START:TIME-OFFSET=-${startBack * targetDuration}`);
-  lines.push(
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:7', `#EXT-X-TARGETDURATION:${targetDuration}`,
     // A first segment that starts an item keeps its DISCONTINUITY (the sequence counts it): an SSAI proxy that marks ad
     // boundaries then finds the boundary already marked, whichever segment the window starts with.
-    `#EXT-X-MEDIA-SEQUENCE:${first?.seq ?? 0}`, `#EXT-X-DISCONTINUITY-SEQUENCE:${first ? first.disc - (first.discontinuity ? 1 : 0) : 0}`);
+    `#EXT-X-MEDIA-SEQUENCE:${first?.seq ?? 0}`, `#EXT-X-DISCONTINUITY-SEQUENCE:${first ? first.disc - (first.discontinuity ? 1 : 0) : 0}`];
   let previousAd = before !== undefined && isAdSegment(before);
   let map: string | undefined;
   let nextBreak = 0;

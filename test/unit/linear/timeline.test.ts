@@ -102,14 +102,6 @@ describe('linear timeline', () => {
     expect(pl.segments[0]!.tags.map((t) => t.name)).toContain('EXT-X-CUE-IN');
   });
 
-  it('tells players to start six target durations back from the live edge, never fewer than three', () => {
-    const tl = new Timeline({ blocks: [block(T, T + 60_000, program({ asset: A }))], slate: SLATE });
-    const start = (back?: number) => parse(renderMedia(tl.liveWindow(T + 40_000, 8, 40_000, 0), video, 4, 0, back)).headerTags.find((t) => t.name === 'EXT-X-START')?.value;
-    expect(start()).toBe('TIME-OFFSET=-24');
-    expect(start(3)).toBe('TIME-OFFSET=-12');
-    expect(start(2)).toBeUndefined();
-  });
-
   describe('properties over random schedules', () => {
     const assets = [A, B, AD, fakeAsset('C', [4, 4, 4, 4, 0.5]), fakeAsset('D', [1.5])];
     const schedule = fc.record({
