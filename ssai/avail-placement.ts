@@ -2,14 +2,20 @@
 // track's kind, ready for the manifest rewriter.
 import { closestTrack, type AdPlanner, type AvailRecord, type CreativePlan, type CreativeTrack } from './ad-planner.js';
 import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
-import type { MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
 import { adIdsOf } from './packed-tracking.js';
+
+/** Key of a break's start on one track in the session's observed marks (avail ids never start with '@'). */
+export const anchorKey = (availId: string): string => `@${availId}`;
 
 /**
  * An avail decided on one track placed on another: by program date time when both carry it (tracks may number
- * their segments differently), else by media sequence.
+ * their segments differently), else by media sequence. By PDT, the start is the segment that starts the break when it
+ * is in the window (exact), else the start seen before on this track (`anchor`), else an estimate from the window's
+ * first segment (segments vary in length: never good enough to list by, see issue 26), clamped so that a break that
+ * ended before the window never takes its first segments.
  */
-export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: number[] | undefined): Promise<StitchAvail | undefined> {
+export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: number[] | undefined, anchor?: number): Promise<StitchAvail | undefined> {
   if (!record.ads.length) return undefined;
   let start = record.startSegmentIndex;
   let end = record.endSegmentIndex;
@@ -17,10 +23,26 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
   const first = pl.segments[0];
   if (record.startPdtMs !== undefined && first?.pdtMs !== undefined) {
     const own = pl.segments.length > 1 ? nominal(pl) : slot;
-    const offset = Math.round((record.startPdtMs - first.pdtMs) / 1000 / own);
-    start = first.mediaSequence + offset;
-    end = record.insert ? start : start + Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / own);
-    slot = own;
+    // The same cut (within 10 %): the record's slots, not this window's median, which moves as the window slides.
+    if (Math.abs(own - slot) > slot / 10) slot = own;
+    const span = record.insert ? 0 : Math.round(((record.endSegmentIndex - record.startSegmentIndex) * record.slotDuration) / slot);
+    const at = startOf(pl, record.startPdtMs, slot);
+    if (at !== undefined) start = at;
+    else if (anchor !== undefined) start = anchor;
+    else {
+      // Not in the window: an estimate, kept outside it (a break ahead never takes a listed segment, one that ended
+      // before the window never reaches into it).
+      const last = pl.segments[pl.segments.length - 1]!;
+      const lastEndMs = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
+      if (lastEndMs !== undefined && record.startPdtMs >= lastEndMs - slot * 500) {
+        start = last.mediaSequence + 1 + Math.max(0, Math.round((record.startPdtMs - lastEndMs) / 1000 / slot));
+      } else {
+        start = first.mediaSequence + Math.round((record.startPdtMs - first.pdtMs) / 1000 / slot);
+        const endMs = record.startPdtMs + record.duration * 1000;
+        if (!record.insert && endMs <= first.pdtMs + slot * 500 && start + span > first.mediaSequence) start = first.mediaSequence - span;
+      }
+    }
+    end = start + span;
   }
   const ads: PlannedAd[] = [];
   const contentMapped = pl.segments.some((s) => s.map !== undefined);
@@ -43,6 +65,20 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
   if (record.insert) avail.insert = true;
   if (absorbed?.length) avail.absorbedDiscontinuities = absorbed;
   return avail;
+}
+
+/** The media sequence of the segment starting at `pdtMs` (within half a slot), when the window holds it. */
+function startOf(pl: MediaPlaylist, pdtMs: number, slot: number): number | undefined {
+  const last = pl.segments[pl.segments.length - 1];
+  // a VOD's post-roll starts where the last segment ends
+  if (isVodPlaylist(pl) && last?.pdtMs !== undefined && Math.abs(last.pdtMs + last.duration * 1000 - pdtMs) < slot * 500) return last.mediaSequence + 1;
+  let best: { seq: number; off: number } | undefined;
+  for (const s of pl.segments) {
+    if (s.pdtMs === undefined) continue;
+    const off = Math.abs(s.pdtMs - pdtMs);
+    if (off < slot * 500 && (!best || off < best.off)) best = { seq: s.mediaSequence, off };
+  }
+  return best?.seq;
 }
 
 /** The median segment duration: once per scanned playlist (shared by every session of an origin refresh). */

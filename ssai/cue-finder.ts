@@ -189,6 +189,8 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
   const avails: Building[] = [];
   const slot = nominalDuration(pl);
   let open: Building | undefined;
+  /** breaks announced ahead whose start the scan has not reached */
+  const ahead: Building[] = [];
   const segs = pl.segments;
   const close = (b: Building, end: number): void => { b.endSegmentIndex = end; b.open = false; open = undefined; };
 
@@ -241,7 +243,17 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
         enrich(open, ev);
         return;
       }
+      const announcedAs = ahead.find((a) => a.startSegmentIndex === startSeq || (ev.id !== undefined && a.id === ev.id));
+      if (announcedAs) { enrich(announcedAs, ev); return; } // a break announced ahead, announced again
       if (avails.some((a) => ev.id !== undefined && a.id === ev.id)) return; // repeated DATERANGE of a closed break
+      if (startSeq > seq) {
+        // Announced ahead of its start (issue 26): it opens when the scan reaches its start, and the break playing
+        // meanwhile goes on (announcements of several breaks may precede, and follow, a CUE-OUT).
+        const b = startAt(undefined, startSeq, ev);
+        avails.push(b);
+        ahead.push(b);
+        return;
+      }
       if (open) close(open, startSeq);
       const b = startAt(seg, startSeq, ev);
       b.startVisible = visible;
@@ -276,6 +288,12 @@ export function findAvails(pl: MediaPlaylist): { avails: Avail[]; warnings: CueW
   };
 
   for (const seg of segs) {
+    const starting = ahead.findIndex((a) => a.startSegmentIndex === seg.mediaSequence);
+    if (starting >= 0) {
+      const b = ahead.splice(starting, 1)[0]!;
+      if (open) close(open, seg.mediaSequence);
+      open = b;
+    }
     for (const tag of seg.tags) {
       const ev = eventOf(tag, warnings);
       if (ev) handle(ev, seg, seg.mediaSequence);

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
 import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
 import { keys, type AdPlanner, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
-import { placeAvail } from './avail-placement.js';
+import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
 import { ContentShapes, referenceVideo, type ContentShape } from './content-shape.js';
 import { findAvails, type Avail } from './cue-finder.js';
@@ -462,8 +462,14 @@ export class SsaiServer {
     let signature = `${guid}|${session.origin}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
+    const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
+    let anchors: Record<string, number[]> | undefined;
     for (const record of records) {
-      const placed = await placeAvail(this.plans, record, pl, entry, observed[record.id]);
+      const anchor = observed[anchorKey(record.id)]?.[0];
+      const placed = await placeAvail(this.plans, record, pl, entry, observed[record.id], anchor);
+      // A break's start seen in this track's window is kept: once it slides out, the break stays where it was listed.
+      if (placed && anchor === undefined && record.startPdtMs !== undefined && !vod && windowStart
+        && placed.startSegmentIndex >= windowStart.mediaSequence && placed.startSegmentIndex <= windowEnd) (anchors ??= {})[anchorKey(record.id)] = [placed.startSegmentIndex];
       if (!vod && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
@@ -499,7 +505,7 @@ export class SsaiServer {
     }
     const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed, tail: r.tail }; })();
     const result = { text: render(own.parts, sid, adIds), observed: own.observed };
-    let next: Record<string, number[]> | undefined;
+    let next: Record<string, number[]> | undefined = anchors ? { ...observed, ...anchors } : undefined;
     for (const o of result.observed) {
       const before = observed[o.availId] ?? [];
       if (o.absorbedDiscontinuities.every((d) => before.includes(d))) continue;
@@ -531,14 +537,24 @@ export class SsaiServer {
    * break when it starts at the same place: matched by start.
    * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
    * instance may have made it).
+   * A break is never listed before its record is stored (issue 26): one in the window (or any break of a VOD, whose
+   * player reads the playlist once) is decided before the answer, within the deadline, else it gets the late record,
+   * for good; the decisions of one answer run side by side, so a VMAP's breaks share one deadline.
    */
   private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist): Promise<void> {
     let refreshed = false;
     let shape: ContentShape | undefined;
     const sid = hot.session.id;
     const last = pl.segments[pl.segments.length - 1];
+    const deciding: Array<Promise<void>> = [];
+    // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
+    // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
+    const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
+    // A VOD never has a break ahead: its post-roll sits after the last segment and is decided before the first answer.
+    const live = !isVodPlaylist(pl);
     for (const avail of found) {
-      if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
+      const ahead = live && last !== undefined && avail.startSegmentIndex > edge;
+      if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
       if (!refreshed) {
         refreshed = true;
         mergeRecords(hot, await this.fallbacks.or(this.sessions.records(sid), [], 'read'));
@@ -547,10 +563,7 @@ export class SsaiServer {
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
       const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
-      // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
-      // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
-      const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
-      if (last && avail.startSegmentIndex > edge) {
+      if (ahead) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
@@ -559,21 +572,20 @@ export class SsaiServer {
         if (this.deps.store.available !== false) this.decisions.ahead(task, leadMs);
         continue;
       }
-      let decided: AvailRecord;
-      try {
-        if (this.deps.store.available === false) throw new SessionStoreUnavailableError('Redis is away');
-        decided = await this.decisions.inWindow(task);
-      } catch (e) {
+      // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
+      const degrade = (): void => { this.fallbacks.count('decision'); this.sessions.degrade(hot, avail, target); };
+      if (this.deps.store.available === false) { degrade(); continue; }
+      // In the window: an early decision still on its way joins this one (the planner runs one per avail).
+      deciding.push(this.decisions.inWindow(task).then(async (decided) => {
+        // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
+        const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
+        mergeRecords(hot, [stored ?? decided]);
+      }, (e: unknown) => {
         if (!isSessionStoreUnavailable(e)) throw e;
-        // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
-        this.fallbacks.count('decision');
-        this.sessions.degrade(hot, avail, target);
-        continue;
-      }
-      // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-      const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
-      mergeRecords(hot, [stored ?? decided]);
+        degrade();
+      }));
     }
+    await Promise.all(deciding);
   }
 }
 

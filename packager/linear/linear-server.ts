@@ -8,7 +8,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { makeAsset, type LinearAsset } from './asset.js';
 import type { AssetCache } from './asset-loader.js';
 import { buildModel, variantPick, type ChannelModel } from './channel-model.js';
-import { renderMaster, renderMedia } from './render.js';
+import { ANNOUNCE_AHEAD_MS, renderMaster, renderMedia } from './render.js';
 import type { LinearScheduleSource } from './schedule.js';
 
 export const LINEAR_PATH = '/linear/';
@@ -27,6 +27,8 @@ export interface LinearServerOptions {
   modelTtlMs?: number;
   /** segments per media playlist (default 15) */
   windowSegments?: number;
+  /** how long before its start a break is announced by a DATERANGE (default ANNOUNCE_AHEAD_MS, 30 s) */
+  announceAheadMs?: number;
 }
 
 export interface LinearAnswer { status: number; body: string; type: string }
@@ -166,8 +168,9 @@ export class LinearServer {
     const hit = rendered.get(key);
     if (hit !== undefined) return { status: 200, type, body: hit };
     const count = this.opts.windowSegments ?? WINDOW_SEGMENTS;
-    const window = model.timeline.window(tick, count, (count + 2) * model.targetDuration * 1000);
-    const body = renderMedia(window, j >= 0 ? variantPick(j) : (a) => a.audio, model.targetDuration);
+    const announceMs = this.opts.announceAheadMs ?? ANNOUNCE_AHEAD_MS;
+    const window = model.timeline.liveWindow(tick, count, (count + 2) * model.targetDuration * 1000, announceMs);
+    const body = renderMedia(window, j >= 0 ? variantPick(j) : (a) => a.audio, model.targetDuration, announceMs);
     if (rendered.size >= 16) rendered.clear();
     rendered.set(key, body);
     return { status: 200, type, body };

@@ -260,13 +260,58 @@ export class Timeline {
    * from its CUE-OUT (and its DISCONTINUITY) or not at all.
    */
   window(now: number, count: number, maxAgeMs: number): PlacedSegment[] {
-    const out: PlacedSegment[] = [];
-    for (const s of this.segmentsFrom(now - maxAgeMs)) {
-      if (s.startMs + s.durationMs > now) break;
-      out.push(s);
-      if (out.length > count) out.shift();
-    }
-    while (out.length > 1 && insideBreak(out[0]!)) out.shift();
-    return out;
+    return this.liveWindow(now, count, maxAgeMs, 0).segments;
   }
+
+  /**
+   * The live window with what its tags need beyond it: the segment before its first (a CUE-IN belongs to the first
+   * content segment after a break wherever the window starts) and the breaks starting within `aheadMs` after its last
+   * segment's start (announced ahead, issue 26).
+   */
+  liveWindow(now: number, count: number, maxAgeMs: number, aheadMs: number): LiveWindow {
+    const out: PlacedSegment[] = [];
+    let before: PlacedSegment | undefined;
+    let next: PlacedSegment | undefined;
+    for (const s of this.segmentsFrom(now - maxAgeMs)) {
+      if (s.startMs + s.durationMs > now) { next = s; break; }
+      out.push(s);
+      if (out.length > count) before = out.shift();
+    }
+    while (out.length > 1 && insideBreak(out[0]!)) before = out.shift();
+    const first = out[0];
+    if (first && before?.seq !== first.seq - 1) before = this.segmentBefore(first, maxAgeMs);
+    const breaks: PlacedSegment[] = out.filter(startsBreak);
+    const last = out.at(-1);
+    if (last && aheadMs > 0 && next) {
+      for (const s of this.segmentsFrom(next.startMs)) {
+        if (s.startMs > last.startMs + aheadMs) break;
+        if (startsBreak(s)) breaks.push(s);
+      }
+    }
+    return { segments: out, ...(before ? { before } : {}), breaks };
+  }
+
+  /** The segment before `s` (which starts within lookbackMs of it), undefined when none does. */
+  private segmentBefore(s: PlacedSegment, lookbackMs: number): PlacedSegment | undefined {
+    let found: PlacedSegment | undefined;
+    for (const x of this.segmentsFrom(s.startMs - lookbackMs)) {
+      if (x.seq >= s.seq) break;
+      found = x;
+    }
+    return found?.seq === s.seq - 1 ? found : undefined;
+  }
+}
+
+export interface LiveWindow {
+  segments: PlacedSegment[];
+  /** the segment just before the window's first */
+  before?: PlacedSegment;
+  /** first segments of the ad breaks in the window and of those starting soon after it, in time order */
+  breaks: PlacedSegment[];
+}
+
+/** An ad piece's first segment: where a break starts. */
+export function startsBreak(s: PlacedSegment): boolean {
+  const piece = s.program.pieces[s.program.pieceOf[s.local]!]!;
+  return piece.adMs !== undefined && s.program.segmentOf[s.local] === piece.from;
 }

@@ -183,6 +183,43 @@ describe('a virtual channel with ads, end to end', () => {
     expect(result.errors.filter((e) => /^buffer(SeekOverHole|NudgeOnStall)/.test(e)), summary).toEqual([]);
   }, 300_000);
 
+  it('plays in hls.js through several breaks, each announced ahead, with no fatal error (issue 26)', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM}: playback is not checked`); return; }
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    let result: Result;
+    const breakOf = (f: Frag) => decodeURIComponent(f.url.split('/v1/segment/')[1]?.split('/')[2] ?? '');
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${pageBase}/?src=${encodeURIComponent(playback)}`);
+      // Done once three breaks' ads are loaded and the second's played through (a break every 24 s), or on a fatal error.
+      await tab.waitForFunction(() => {
+        const r = (window as unknown as { result: Result }).result;
+        if (r.fatal !== null) return true;
+        const ads = r.frags.filter((f) => f.ad);
+        const breaks = [...new Set(ads.map((f) => f.url.split('/v1/segment/')[1]?.split('/')[2]))];
+        if (breaks.length < 3) return false;
+        const second = ads.filter((f) => f.url.split('/v1/segment/')[1]?.split('/')[2] === breaks[1]);
+        return r.playedTo > Math.max(...second.map((f) => f.end)) + 1;
+      }, undefined, { timeout: 420_000, polling: 1000 }).catch(() => undefined);
+      result = await tab.evaluate(() => (window as unknown as { result: Result }).result);
+    } finally {
+      await browser.close();
+    }
+    const summary = JSON.stringify({ ...result, frags: result.frags.map((f) => `${f.sn}${f.ad ? ` ${breakOf(f)}` : ''}@${f.start.toFixed(1)}`) });
+    expect(result.fatal, summary).toBeNull();
+    expect(result.errors.filter((e) => /levelParsingError|levelLoadError|fragParsingError/.test(e)), summary).toEqual([]);
+    const breaks = new Set(result.frags.filter((f) => f.ad).map(breakOf));
+    expect(breaks.size, summary).toBeGreaterThanOrEqual(3);
+    // A number loaded twice named the same media both times (hls.js reloads a fragment only on a level switch or error).
+    const bySn = new Map<number, string>();
+    for (const f of result.frags) {
+      const known = bySn.get(f.sn);
+      if (known !== undefined) expect(f.url.replace(/\/v1\/segment\/[^/]+\/[^/]+\//, ''), summary).toBe(known);
+      bySn.set(f.sn, f.url.replace(/\/v1\/segment\/[^/]+\/[^/]+\//, ''));
+    }
+  }, 450_000);
+
   it('keeps sequence numbers monotonic over reloads and decodes the stitched timeline with ffmpeg', async () => {
     const master = await (await fetch(playback)).text();
     const pl = scanMultivariantPlaylist(master).playlist!;

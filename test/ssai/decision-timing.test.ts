@@ -75,4 +75,18 @@ describe('when ad decisions are made', () => {
     await new Promise((r) => setTimeout(r, 1700)); // the decision lands meanwhile: the session keeps the content
     expect((await h.get(url)).text).toBe(first.text);
   }, 60_000);
+
+  it('never lists as ads a break listed as content while its early decision was on its way (issue 26)', async () => {
+    const guid = await h.configure('/vast-viewer?sid=[session.id]&delayMs=1500');
+    // Announced: the early decision is scheduled (and takes 1.5 s at the ad server).
+    h.origin.position = (4 * CLIP_SEGMENTS + BREAK_START - ANNOUNCE_SEGMENTS + 2) * SEGMENT_SECONDS;
+    const url = await videoOf(guid);
+    expect((await h.get(url)).text).not.toContain('/v1/segment/');
+    // In the window before the decision landed: the playlist waits up to the deadline, then keeps the content.
+    h.origin.position = (4 * CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS;
+    const first = await h.get(url);
+    expect(first.text).not.toContain('/v1/segment/');
+    await new Promise((r) => setTimeout(r, 4000)); // the early decision lands meanwhile (due within 2 s, 1.5 s long): the listed numbers keep their content
+    expect((await h.get(url)).text).toBe(first.text);
+  }, 60_000);
 });

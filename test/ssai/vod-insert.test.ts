@@ -138,6 +138,20 @@ describe('VOD ad insertion', () => {
     for (const a of avails) expect(Date.parse(a.startTime)).toBe(EPOCH_MS + a.timelineOffsetSeconds * 1000);
   }, 240_000);
 
+  it('gives a new session every VMAP break, the post-roll too, in the first media playlist of each rendition', async () => {
+    const guid = await h.configure('/vmap', { type: 'broker' });
+    await session(guid, 4); // the creatives prepared once for this ladder
+    const made = await h.get(`/v1/session/${guid}/vod/master.m3u8`, { method: 'POST', body: '{}' });
+    const mv = scanMultivariantPlaylist((await h.get((JSON.parse(made.text) as { manifestUrl: string }).manifestUrl)).text).playlist!;
+    // A VOD player reads each media playlist once: the first answer of the first and of the second rendition.
+    for (const url of [mv.variants[0]!.uri, mv.variants[1]!.uri]) {
+      const text = (await h.get(url)).text;
+      const l: Stitched = { url, kind: 'video', text, pl: scanMediaPlaylist(text).playlist! };
+      expectBreaks(l, [[0, 6], [14, 6], [26, 10], [42, 4]]);
+      expect(isAd(l.pl.segments.at(-1)!.uri), text).toBe(true);
+    }
+  }, 240_000);
+
   it('inserts at a VOD EXT-X-CUE-OUT:0 and replaces the span of a VOD EXT-X-CUE-OUT with a duration', async () => {
     h.origin.cueForm = 'cue-out-zero';
     try {

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expandSources, makeProgram, type Program } from '../../../packager/linear/program.js';
-import { renderMedia } from '../../../packager/linear/render.js';
+import { ANNOUNCE_AHEAD_MS, renderMedia } from '../../../packager/linear/render.js';
+import { findAvails } from '../../../ssai/cue-finder.js';
 import { Timeline, type Block } from '../../../packager/linear/timeline.js';
 import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
 import { fakeAsset } from './fake-assets.js';
@@ -16,7 +17,7 @@ const T = 1_800_000_000_000;
 const video = (asset: Parameters<Parameters<typeof renderMedia>[1]>[0]) => asset.variants[0];
 const program = (...sources: Parameters<typeof expandSources>[0]) => makeProgram(expandSources(sources));
 const block = (start: number, end: number, p: Program, listing = 'l'): Block => ({ start, end, program: p, offset: 0, listing });
-const text = (tl: Timeline, now: number) => renderMedia(tl.window(now, 6, 40_000), video, 4);
+const text = (tl: Timeline, now: number, count = 6) => renderMedia(tl.liveWindow(now, count, 40_000, ANNOUNCE_AHEAD_MS), video, 4);
 const parse = (s: string) => scanMediaPlaylist(s).playlist!;
 
 describe('linear timeline', () => {
@@ -73,6 +74,34 @@ describe('linear timeline', () => {
     expect(substituted.pieces.map((x) => `${x.asset.id}${x.from}-${x.to}`)).toEqual(['A0-1', 'AD0-2']);
   });
 
+  it('announces each break ahead with a future-dated DATERANGE that names it as its CUE-OUT does', () => {
+    const p = program({ asset: fakeAsset('LONG', Array.from({ length: 20 }, () => 4)), ads: [{ start: 60, asset: AD, substitute: 0 }] });
+    const tl = new Timeline({ blocks: [block(T, T + 600_000, p)], slate: SLATE });
+    // The break starts at T+60 s; at T+44 s the window ends at T+44 s: announced, not yet listed.
+    const ahead = parse(text(tl, T + 44_000));
+    const announced = findAvails(ahead).avails;
+    expect(announced).toHaveLength(1);
+    expect(announced[0]!.startPdtMs).toBe(T + 60_000);
+    expect(announced[0]!.startSegmentIndex).toBeGreaterThan(ahead.segments.at(-1)!.mediaSequence);
+    expect(announced[0]).toMatchObject({ duration: 6, durationFromCue: true });
+    // Listed: the same break, by the same id, at its CUE-OUT segment.
+    const listed = parse(text(tl, T + 70_000));
+    const found = findAvails(listed).avails;
+    expect(found.map((a) => a.id)).toEqual([announced[0]!.id]);
+    expect(listed.segments.find((x) => x.mediaSequence === found[0]!.startSegmentIndex)!.uri).toBe('AD/v0/0.m4s');
+    // Not before its lead: at T+20 s the break is 40 s away.
+    expect(text(tl, T + 20_000)).not.toContain('EXT-X-DATERANGE');
+  });
+
+  it('keeps the CUE-IN on the first segment after a break when the window starts there', () => {
+    const p = program({ asset: A, ads: [{ start: 4, asset: AD, substitute: 0 }] });
+    const tl = new Timeline({ blocks: [block(T, T + 60_000, p)], slate: SLATE });
+    // A 0 … 4 s, AD 4 … 10 s, A resumes at 10 s: a 2-segment window ending at 18 s starts at A's 10 s segment.
+    const pl = parse(renderMedia(tl.liveWindow(T + 18_000, 2, 40_000, 0), video, 4));
+    expect(pl.segments[0]!.uri).toBe('A/v0/1.m4s');
+    expect(pl.segments[0]!.tags.map((t) => t.name)).toContain('EXT-X-CUE-IN');
+  });
+
   describe('properties over random schedules', () => {
     const assets = [A, B, AD, fakeAsset('C', [4, 4, 4, 4, 0.5]), fakeAsset('D', [1.5])];
     const schedule = fc.record({
@@ -121,6 +150,24 @@ describe('linear timeline', () => {
           lastSeq = end;
         }
       }), { numRuns: 150 });
+    });
+
+    it('lists a number with the same URI and the same cue tags on every reload (issue 26)', () => {
+      const cueTags = new Set(['EXT-X-CUE-OUT', 'EXT-X-CUE-OUT-CONT', 'EXT-X-CUE-IN', 'EXT-X-DATERANGE']);
+      fc.assert(fc.property(schedule, fc.integer({ min: 0, max: 300_000 }), fc.array(fc.integer({ min: 500, max: 9_000 }), { minLength: 2, maxLength: 30 }), fc.integer({ min: 1, max: 10 }), (s, from, steps, count) => {
+        const tl = build(s);
+        const seen = new Map<number, string>();
+        let now = from;
+        for (const step of steps) {
+          now += step;
+          for (const seg of parse(text(tl, now, count)).segments) {
+            const id = `${seg.uri} ${seg.tags.filter((t) => cueTags.has(t.name)).map((t) => `${t.name}:${t.value}`).join(' ')}`;
+            const known = seen.get(seg.mediaSequence);
+            if (known !== undefined) expect(id, `segment ${seg.mediaSequence} at ${now}`).toBe(known);
+            seen.set(seg.mediaSequence, id);
+          }
+        }
+      }), { numRuns: 200 });
     });
 
     it('walking from the epoch gives the same numbers as the closed forms', () => {

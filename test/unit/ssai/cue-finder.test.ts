@@ -147,4 +147,17 @@ describe('malformed cues (issue 19 point 3)', () => {
     expect(warnings).toEqual([]);
     expect(a).toMatchObject({ id: 'scte-4242', startSegmentIndex: 10, startPdtMs: Date.parse(start), duration: 30, open: true });
   });
+
+  it('keeps breaks announced ahead apart from the break playing: each starts and ends where it does (issue 26)', () => {
+    const dr = (id: number, seq: number) => {
+      const cue = encodeScte35({ command: 'splice_insert', insert: { spliceEventId: id, outOfNetwork: true, breakDuration: 12 * 90000 } });
+      return `#EXT-X-DATERANGE:ID="b${id}",START-DATE="${new Date(PDT0 + seq * 6000).toISOString()}",PLANNED-DURATION=12,SCTE35-OUT=0x${Buffer.from(cue.base64, 'base64').toString('hex')}`;
+    };
+    // Breaks at 4 and 8 (12 s each), both announced from segment 1, with a CUE-OUT on each break's first segment.
+    const tags: Record<number, string[]> = {};
+    for (let s = 1; s < 10; s++) tags[s] = [...(s <= 4 ? [dr(1, 4)] : []), ...(s <= 8 ? [dr(2, 8)] : []), ...(s === 4 || s === 8 ? ['#EXT-X-CUE-OUT:12'] : [])];
+    const { avails: found, warnings } = avails({ first: 0, count: 11, pdtBase: PDT0, tags });
+    expect(warnings).toEqual([]);
+    expect(found.map((a) => [a.id, a.startSegmentIndex, a.endSegmentIndex, a.duration])).toEqual([['scte-1', 4, 6, 12], ['scte-2', 8, 10, 12]]);
+  });
 });
