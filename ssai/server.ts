@@ -150,6 +150,7 @@ export class SsaiServer {
     this.decisions = new DecisionScheduler({
       planner: deps.planner, metrics: deps.metrics, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
+      adServerMaxRps: async (guid) => (await deps.lookup.get(guid))?.adServerMaxRps,
       // An early decision joins its session's cached list (the stored copy: the planner's may hold slices of the VAST).
       onEarly: (task, decided) => {
         const sid = task.session.id;
@@ -410,7 +411,9 @@ export class SsaiServer {
     const sid = hot.session.id;
     const last = pl.segments[pl.segments.length - 1];
     for (const avail of found) {
-      if (isKnown(hot.records, avail, target) || this.decisions.isPending(sid, avail.id)) continue;
+      const ahead = last !== undefined && avail.startSegmentIndex > last.mediaSequence;
+      // (a break in the window whose early decision is still pending waits for it: inWindow takes it over)
+      if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
       if (!refreshed) {
         refreshed = true;
         mergeRecords(hot, await this.sessions.records(sid));
@@ -419,7 +422,7 @@ export class SsaiServer {
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
       const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
-      if (last && avail.startSegmentIndex > last.mediaSequence) {
+      if (ahead) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
         const leadMs = avail.startPdtMs !== undefined && windowEnd !== undefined ? avail.startPdtMs - windowEnd
