@@ -156,10 +156,12 @@ export class DecisionScheduler {
     let ofAvail = this.pending.get(task.avail.id);
     if (ofAvail?.has(sid) || this.closed) return;
     const lane = this.laneOf(task.session.guid);
-    const margin = task.targetDuration * 1000;
+    const capped = lane.capKnown && lane.pacer !== undefined;
+    // Under a cap the decisions are sent up to the end of their slack: it also ends a second earlier, as the lead is
+    // counted from the window's end while the playlist may be up to a target duration old (none sent in the last second).
+    const margin = task.targetDuration * 1000 + (capped ? 1000 : 0);
     const now = this.clock();
     const slack = Math.max(0, Math.round(leadMs - margin));
-    const capped = lane.capKnown && lane.pacer !== undefined;
     const e: Entry = { task, lane, dueAt: capped ? now : now + Math.round(slack * this.random()), latest: now + slack, urgent: false, state: SCHEDULED };
     if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
     ofAvail.set(sid, e);

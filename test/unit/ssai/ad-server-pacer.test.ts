@@ -25,7 +25,7 @@ describe('ad server pacer', () => {
     for (const [cap, step] of [[200, 1], [200, 0.3], [200, 37], [5000, 1], [7, 1], [1, 5]] as const) {
       const sent = sendAll(new AdServerPacer(cap, 0), 10_000, step);
       expect(peakOfAnySecond(sent), `cap ${cap} step ${step}`).toBeLessThanOrEqual(cap);
-      expect(sent.length, `cap ${cap} step ${step}`).toBeGreaterThanOrEqual(cap * 9);
+      expect(sent.length, `cap ${cap} step ${step}`).toBeGreaterThanOrEqual(cap * 8.5); // (counted over 1.1 s)
     }
   });
 
@@ -33,7 +33,7 @@ describe('ad server pacer', () => {
     const sent = sendAll(new AdServerPacer(1000, 0), 3000, 1);
     let peak100 = 0;
     for (let i = 0, j = 0; i < sent.length; i++) { while (sent[i]! - sent[j]! >= 100) j++; peak100 = Math.max(peak100, i - j + 1); }
-    expect(peak100).toBeLessThanOrEqual(201); // the bucket's tenth, and a tenth more refilled over the 100 ms
+    expect(peak100).toBeLessThanOrEqual(200); // the bucket's tenth, and a tenth more refilled over the 100 ms
   });
 
   it('refuses a cap that is not a positive whole number', () => {

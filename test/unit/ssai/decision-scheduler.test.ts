@@ -185,9 +185,10 @@ describe('decision scheduler', () => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(2000);
     expect(Math.max(...counts)).toBeLessThanOrEqual(200);
     expect(counts[15]).toBe(0); // the last second before the break
+    expect(counts[14]).toBe(0); // (nor the one before: the margin under a cap is a target duration and a second)
     // flat once the viewers have found the announcement (2 s): the seconds up to the end of the lead less the margin
     // carry the same number within 10% (a random moment per viewer, as without a cap, varies by ~25%)
-    const flat = counts.slice(2, 14);
+    const flat = counts.slice(2, 13);
     expect(Math.min(...flat)).toBeGreaterThanOrEqual(Math.max(...flat) * 0.9);
     s.close();
   });
@@ -202,10 +203,10 @@ describe('decision scheduler', () => {
     await vi.advanceTimersByTimeAsync(3000);
     const records = await got;
     expect(Math.max(...perSecond.map((c) => c ?? 0))).toBeLessThanOrEqual(100);
-    // 2.5 s at 100 a second: ~250 decided, the rest fell back at their deadline without being sent
+    // 2.5 s at 100 a second (counted over 1.1 s windows): ~230 decided, the rest fell back at their deadline unsent
     const decided = records.filter((r) => !r.error).length;
-    expect(decided).toBeGreaterThanOrEqual(240);
-    expect(decided).toBeLessThanOrEqual(251);
+    expect(decided).toBeGreaterThanOrEqual(215);
+    expect(decided).toBeLessThanOrEqual(240);
     expect((await metrics.adServerRequests.get()).values[0]?.value).toBe(decided);
     expect((await metrics.decisionsLate.get()).values[0]?.value).toBe(300 - decided);
     s.close();
