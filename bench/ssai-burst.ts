@@ -3,7 +3,7 @@
 //    with a break in the window, 1,000 joining within a second and 5,000 within a second; how many got their ad within the decision
 //    deadline (the default 1.5 s), reply latency, and the ad server's peak second.
 // 2. The ad server's peak second through a break with and without the configuration's ad_server_max_rps: viewers
-//    reloading every 2 s at their own phase, the break announced ahead (EXT-X-DATERANGE ~6 s before it) or appearing
+//    reloading every 2 s at their own phase, the break announced ahead (EXT-X-DATERANGE 16 s or ~6 s before it) or appearing
 //    at the live edge with no notice (EXT-X-CUE-OUT); peak requests in a second, fill, decisions late.
 // The origin and the ad server run in a child process (which counts the ad server's requests by second), the load
 // generator in another, the engine in this one.
@@ -35,12 +35,31 @@ async function child<T>(args: string[]): Promise<{ proc: ChildProcess; first: T;
 // world: an origin per cue form and the ad server, whose requests are counted by wall-clock second
 // ---------------------------------------------------------------------------------------------------------------
 async function world(): Promise<void> {
-  const { OriginServer, CLIP_SEGMENTS, SEGMENT_SECONDS, BREAK_START } = await import('../fixtures/origin-server.js');
+  const { OriginServer, CLIP_SEGMENTS, SEGMENT_SECONDS, BREAK_START, BREAK_SECONDS, EPOCH_MS } = await import('../fixtures/origin-server.js');
   const { VastServer } = await import('../fixtures/vast-server.js');
+  const { encodeScte35 } = await import('../ssai/scte35-encoder.js');
   // The burst origin holds a break in every window (frozen); the others move in real time.
   const frozen = await OriginServer.start({ cueForm: 'cue-out', startSeconds: (CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS });
   const ahead = await OriginServer.start({ cueForm: 'daterange-ahead', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
   const edge = await OriginServer.start({ cueForm: 'cue-out', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
+  // As the live packager writes them: each break announced 16 s ahead (the fixture's own announcement comes ~6 s
+  // ahead), the same EXT-X-DATERANGE (ID, START-DATE, SCTE-35) on the live edge's segment from then on.
+  const ahead16 = await OriginServer.start({ cueForm: 'daterange-ahead', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
+  const cycleMs = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
+  const breakOffsetMs = BREAK_START * SEGMENT_SECONDS * 1000;
+  ahead16.rewrite = (pathname, body) => {
+    const pdts = [...body.matchAll(/^#EXT-X-PROGRAM-DATE-TIME:(\S+)$/gm)];
+    const last = pdts[pdts.length - 1];
+    if (!/\/(v0|v1)\.m3u8$/.test(pathname) || !last) return body;
+    const windowEnd = Date.parse(last[1]!) + SEGMENT_SECONDS * 1000;
+    const loop = Math.ceil((windowEnd - EPOCH_MS - breakOffsetMs) / cycleMs);
+    const start = EPOCH_MS + loop * cycleMs + breakOffsetMs;
+    const id = `splice-${1000 + loop}`;
+    if (start - windowEnd > 16_000 || body.includes(`ID="${id}"`)) return body;
+    const cue = encodeScte35({ command: 'splice_insert', insert: { spliceEventId: 1000 + loop, outOfNetwork: true, breakDuration: BREAK_SECONDS * 90000, autoReturn: true, availNum: 1, availsExpected: 1 } }).base64;
+    const tag = `#EXT-X-DATERANGE:ID="${id}",START-DATE="${new Date(start).toISOString()}",PLANNED-DURATION=${BREAK_SECONDS},SCTE35-OUT=0x${Buffer.from(cue, 'base64').toString('hex').toUpperCase()}`;
+    return body.slice(0, last.index) + `${tag}\n` + body.slice(last.index);
+  };
   const vast = await VastServer.start();
   // The ad server's requests by second and by `run` query parameter; its own log is emptied as it goes.
   const bySecond = new Map<string, Map<number, number>>();
@@ -63,7 +82,7 @@ async function world(): Promise<void> {
     }, 250);
   });
   await new Promise<void>((r) => stats.listen(0, '127.0.0.1', () => r()));
-  process.stdout.write(`${JSON.stringify({ frozen: frozen.url, ahead: ahead.url, edge: edge.url, vast: vast.url, stats: `http://127.0.0.1:${(stats.address() as AddressInfo).port}` })}\n`);
+  process.stdout.write(`${JSON.stringify({ frozen: frozen.url, ahead: ahead.url, ahead16: ahead16.url, edge: edge.url, vast: vast.url, stats: `http://127.0.0.1:${(stats.address() as AddressInfo).port}` })}\n`);
   process.stdin.resume();
   process.stdin.on('end', () => process.exit(0));
 }
@@ -155,7 +174,7 @@ async function main(): Promise<void> {
   const reloadSeconds = 20; // measured: one break cycle (a 10 s break every 20 s), after one to settle
   const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const { startEngineWith } = await import('../test/ssai/setup.js');
-  const w = await child<{ frozen: string; ahead: string; edge: string; vast: string; stats: string }>(['--role=world']);
+  const w = await child<{ frozen: string; ahead: string; ahead16: string; edge: string; vast: string; stats: string }>(['--role=world']);
   // The engine as shipped: the 1.5 s decision deadline, one decision thread.
   const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 1500, env: { LOG_LEVEL: 'silent' } });
   const auth = { Authorization: (await engine.login()).IdToken };
@@ -198,7 +217,12 @@ async function main(): Promise<void> {
   }
 
   const capRuns: Array<Record<string, unknown>> = [];
-  for (const [style, origin] of [['announced ahead (EXT-X-DATERANGE ~6 s before)', w.first.ahead], ['at the live edge (EXT-X-CUE-OUT, no notice)', w.first.edge]] as const) {
+  const styles = [
+    ['announced 16 s ahead (EXT-X-DATERANGE)', w.first.ahead16],
+    ['announced ~6 s ahead (EXT-X-DATERANGE)', w.first.ahead],
+    ['at the live edge (EXT-X-CUE-OUT, no notice)', w.first.edge],
+  ] as const;
+  for (const [style, origin] of styles) {
     for (const maxRps of [undefined, cap]) {
       const { guid, run } = await configure(origin, maxRps);
       const c = await child<{ measureFromWall: number }>(['--role=load', 'reload', engine.url, `/v1/master/${guid}/live/master.m3u8`, String(reloadViewers), String(reloadSeconds)]);

@@ -147,9 +147,9 @@ export class DecisionScheduler {
   }
 
   /**
-   * Decides a break ahead of time, within the first (lead − margin) ms, the margin (one target duration) leaving room
-   * for the decision before the break enters the window: without a cap at a random moment of it, under a cap in line,
-   * sent evenly spread over it. `onEarly` receives the record. Returns at once.
+   * Decides a break ahead of time, within the first (lead − margin) ms, the margin (one target duration, a second more
+   * under a cap) leaving room for the decision before the break enters the window: without a cap at a random moment
+   * of it, under a cap in line, sent evenly spread over it. `onEarly` receives the record. Returns at once.
    */
   ahead(task: DecisionTask, leadMs: number): void {
     const sid = task.session.id;
