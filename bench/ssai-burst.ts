@@ -35,9 +35,9 @@ async function child<T>(args: string[]): Promise<{ proc: ChildProcess; first: T;
 // world: an origin per cue form and the ad server, whose requests are counted by wall-clock second
 // ---------------------------------------------------------------------------------------------------------------
 async function world(): Promise<void> {
-  const { OriginServer, CLIP_SEGMENTS, SEGMENT_SECONDS, BREAK_START, BREAK_SECONDS, EPOCH_MS } = await import('../fixtures/origin-server.js');
+  const { OriginServer, CLIP_SEGMENTS, SEGMENT_SECONDS, BREAK_START } = await import('../fixtures/origin-server.js');
   const { VastServer } = await import('../fixtures/vast-server.js');
-  const { encodeScte35 } = await import('../ssai/scte35-encoder.js');
+  const { announceBreaksAhead } = await import('../fixtures/announce-ahead.js');
   // The burst origin holds a break in every window (frozen); the others move in real time.
   const frozen = await OriginServer.start({ cueForm: 'cue-out', startSeconds: (CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS });
   const ahead = await OriginServer.start({ cueForm: 'daterange-ahead', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
@@ -45,21 +45,8 @@ async function world(): Promise<void> {
   // As the live packager writes them: each break announced 16 s ahead (the fixture's own announcement comes ~6 s
   // ahead), the same EXT-X-DATERANGE (ID, START-DATE, SCTE-35) on the live edge's segment from then on.
   const ahead16 = await OriginServer.start({ cueForm: 'daterange-ahead', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS });
-  const cycleMs = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
-  const breakOffsetMs = BREAK_START * SEGMENT_SECONDS * 1000;
-  ahead16.rewrite = (pathname, body) => {
-    const pdts = [...body.matchAll(/^#EXT-X-PROGRAM-DATE-TIME:(\S+)$/gm)];
-    const last = pdts[pdts.length - 1];
-    if (!/\/(v0|v1)\.m3u8$/.test(pathname) || !last) return body;
-    const windowEnd = Date.parse(last[1]!) + SEGMENT_SECONDS * 1000;
-    const loop = Math.ceil((windowEnd - EPOCH_MS - breakOffsetMs) / cycleMs);
-    const start = EPOCH_MS + loop * cycleMs + breakOffsetMs;
-    const id = `splice-${1000 + loop}`;
-    if (start - windowEnd > 16_000 || body.includes(`ID="${id}"`)) return body;
-    const cue = encodeScte35({ command: 'splice_insert', insert: { spliceEventId: 1000 + loop, outOfNetwork: true, breakDuration: BREAK_SECONDS * 90000, autoReturn: true, availNum: 1, availsExpected: 1 } }).base64;
-    const tag = `#EXT-X-DATERANGE:ID="${id}",START-DATE="${new Date(start).toISOString()}",PLANNED-DURATION=${BREAK_SECONDS},SCTE35-OUT=0x${Buffer.from(cue, 'base64').toString('hex').toUpperCase()}`;
-    return body.slice(0, last.index) + `${tag}\n` + body.slice(last.index);
-  };
+  announceBreaksAhead(ahead16, 16);
+
   const vast = await VastServer.start();
   // The ad server's requests by second and by `run` query parameter; its own log is emptied as it goes.
   const bySecond = new Map<string, Map<number, number>>();
