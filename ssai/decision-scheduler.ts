@@ -1,16 +1,20 @@
-// When a session's ad decisions are made (issue 19 point 4): a break announced ahead (a cue or DATERANGE whose start
-// lies past the window's end) is decided in the background at a random moment of its lead time, so 10,000 viewers'
-// decisions are spread over seconds instead of landing in one reload; a break already in the window is decided
-// while the playlist waits, for a bounded time: past the deadline the session gets the slate (or the content) and the
-// playlist goes out on time.
+// When a session's ad decisions are made (issue 19 point 4, issue 28): a break announced ahead (a cue or DATERANGE
+// whose start lies past the window's end) is decided in the background within its lead time, so 10,000 viewers'
+// decisions are spread over seconds instead of landing in one reload; a break already in the window is decided while
+// the playlist waits. Decisions of breaks in the window are queued, never refused: each waits as long as its playlist
+// can (the decision deadline), and only one that would miss it falls back to slate or content. Per configuration, an
+// optional ad_server_max_rps paces every decision sent to its ad server (ad-server-pacer.ts): breaks in the window
+// first, then the announced ones, spread evenly over the time left before their break.
 import type { AdPlanner, AvailRecord, SessionRecord } from './ad-planner.js';
+import { AdServerPacer } from './ad-server-pacer.js';
 import type { ContentShape } from './content-shape.js';
 import type { Avail } from './cue-finder.js';
+import { heapPop, heapPush } from './min-heap.js';
 import type { SsaiMetrics } from './metrics.js';
 
 export interface DecisionSchedulerDeps {
   planner: Pick<AdPlanner, 'recordFor' | 'lateRecord'>;
-  metrics: Pick<SsaiMetrics, 'decisionsEarly' | 'decisionsLate'>;
+  metrics: Pick<SsaiMetrics, 'decisionsEarly' | 'decisionsLate' | 'decisionsAheadLate' | 'adServerRequests' | 'decisionQueue'>;
   now: () => number;
   /** how long a playlist waits for the decision of a break in its window (default: unbounded) */
   deadlineMs?: number;
@@ -20,19 +24,60 @@ export interface DecisionSchedulerDeps {
    * playlists are the urgent work; an early decision has seconds of slack before its break enters the window.
    */
   adaptive?: boolean;
-  /** decisions of breaks in the window running at once, at most (default 256) */
+  /** decisions of breaks in the window running at once, at most (default 256); the others wait in line */
   maxInWindow?: number;
   /** an early decision was made: one callback for all (a closure per viewer would cost ~120 B while it waits) */
   onEarly?: (task: DecisionTask, record: AvailRecord) => void;
+  /** the configuration's ad_server_max_rps by guid (undefined: no cap), read again every CAP_REFRESH_MS */
+  adServerMaxRps?: (guid: string) => Promise<number | undefined>;
 }
 
 export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
 
+const SCHEDULED = 0; // early, waiting for its random moment in the heap
+const READY = 1; // in its configuration's line
+const RUNNING = 2;
+const DONE = 3; // decided, or dropped at its deadline before it was sent
+
+type Deferred = { promise: Promise<AvailRecord | undefined>; resolve: (r: AvailRecord | undefined) => void; reject: (e: unknown) => void };
+
 /**
- * An early decision waiting for its moment, or running. Its times are whole ms since the scheduler started: small
+ * A decision waiting for its moment, in line, or running. Its times are whole ms since the scheduler started: small
  * integers the object holds inline, where epoch times would be a 16-byte heap number each (10,000 wait at once).
  */
-type Early = { task: DecisionTask; dueAt: number; latest: number };
+type Entry = {
+  task: DecisionTask;
+  lane: Lane;
+  dueAt: number;
+  /** early: the end of its slack (its break needs it by then); in the window: unused */
+  latest: number;
+  /** a playlist waits on it (its break is in the window) */
+  urgent: boolean;
+  state: number;
+  /** when a playlist waits: the record, or undefined when dropped at the deadline */
+  outcome?: Deferred;
+};
+
+/** One configuration's line of decisions and its pacer (absent: no ad_server_max_rps). */
+type Lane = {
+  guid: string;
+  /** breaks in the window, first come first served (`head` is the first still in line) */
+  urgent: Entry[];
+  head: number;
+  /** announced breaks whose moment came, by the end of their slack */
+  early: Entry[];
+  earlyWaiting: number;
+  pacer: AdServerPacer | undefined;
+  capKnown: boolean;
+  checking: boolean;
+  checkedAt: number;
+  lastEarlyAt: number;
+  timer: NodeJS.Timeout | undefined;
+  timerAt: number;
+};
+
+const byDue = (e: Entry): number => e.dueAt;
+const byLatest = (e: Entry): number => e.latest;
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
@@ -43,36 +88,42 @@ const MIN_EARLY_IN_FLIGHT = 4;
  * multiplicative decrease, as TCP's window). At 10,000 viewers a break's decisions need ~70% of a core for seconds.
  */
 const PROBE_MS = 10;
-/** Decisions of breaks already in the window (a playlist waits on each, up to the deadline) running at once, at most. */
+/**
+ * Decisions of breaks already in the window running at once, at most: more would hold every playlist behind them on
+ * the event loop. The rest wait in line (issue 28: refusing them left 740 of 1,000 joining viewers without their ad).
+ */
 const MAX_IN_WINDOW = 256;
 const LAG_HIGH_MS = 8;
 const LAG_LOW_MS = 2;
+/** How often a configuration's ad_server_max_rps is read again (the configuration cache's own TTL is 10 s). */
+const CAP_REFRESH_MS = 10_000;
 
 export class DecisionScheduler {
-  /**
-   * early decisions scheduled or running, by avail then session (the session's own id string, no key made per
-   * viewer): a reload while one is pending adds nothing
-   */
-  private readonly pending = new Map<string, Map<string, Early>>();
+  /** decisions scheduled, in line or running, by avail then session: a reload while one is pending adds nothing */
+  private readonly pending = new Map<string, Map<string, Entry>>();
   private readonly epoch: number;
-  /**
-   * Scheduled early decisions as a binary min-heap on dueAt, under one timer: 10,000 viewers' decisions of a break
-   * are 10,000 small entries rather than 10,000 timers, promises and closures (memory per viewer).
-   */
-  private readonly heap: Early[] = [];
+  /** early decisions waiting for their random moment, a min-heap on dueAt under one timer */
+  private readonly heap: Entry[] = [];
+  private readonly lanes = new Map<string, Lane>();
+  /** lanes with decisions in line */
+  private readonly active = new Set<Lane>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private inFlight = 0;
   private inWindowRunning = 0;
+  private inWindowWaiting = 0;
+  private aheadWaiting = 0;
   private limit: number;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly random: () => number;
+  private readonly depth: { inWindow: { set(n: number): void }; ahead: { set(n: number): void } };
 
   constructor(private readonly deps: DecisionSchedulerDeps) {
     this.random = deps.random ?? Math.random;
     this.epoch = deps.now();
     this.limit = deps.adaptive === false ? MAX_EARLY_IN_FLIGHT : 32;
+    this.depth = { inWindow: deps.metrics.decisionQueue.labels({ kind: 'in_window' }), ahead: deps.metrics.decisionQueue.labels({ kind: 'ahead' }) };
   }
 
   /** How many early decisions may run at once now (adapted to the event loop's lag). */
@@ -80,7 +131,12 @@ export class DecisionScheduler {
     return this.limit;
   }
 
-  /** Whether an early decision of this avail is scheduled or running. */
+  /** Decisions waiting for their turn: of breaks in the window, and of breaks announced ahead. */
+  get queued(): { inWindow: number; ahead: number } {
+    return { inWindow: this.inWindowWaiting, ahead: this.aheadWaiting };
+  }
+
+  /** Whether a decision of this avail is scheduled, in line or running. */
   isPending(sid: string, availId: string): boolean {
     return this.pending.get(availId)?.has(sid) ?? false;
   }
@@ -91,23 +147,107 @@ export class DecisionScheduler {
   }
 
   /**
-   * Decides a break ahead of time: at a random moment of the first (lead − margin) ms, the margin (one target
-   * duration) leaving room for the decision before the break enters the window. `onEarly` receives the record.
-   * Returns at once.
+   * Decides a break ahead of time, within the first (lead − margin) ms, the margin (one target duration, a second more
+   * under a cap) leaving room for the decision before the break enters the window: without a cap at a random moment
+   * of it, under a cap in line, sent evenly spread over it. `onEarly` receives the record. Returns at once.
    */
   ahead(task: DecisionTask, leadMs: number): void {
     const sid = task.session.id;
     let ofAvail = this.pending.get(task.avail.id);
     if (ofAvail?.has(sid) || this.closed) return;
-    const margin = task.targetDuration * 1000;
+    const lane = this.laneOf(task.session.guid);
+    const capped = lane.capKnown && lane.pacer !== undefined;
+    // Under a cap the decisions are sent up to the end of their slack: it also ends a second earlier, as the lead is
+    // counted from the window's end while the playlist may be up to a target duration old (none sent in the last second).
+    const margin = task.targetDuration * 1000 + (capped ? 1000 : 0);
     const now = this.clock();
     const slack = Math.max(0, Math.round(leadMs - margin));
-    const early: Early = { task, dueAt: now + Math.round(slack * this.random()), latest: now + slack };
+    const e: Entry = { task, lane, dueAt: capped ? now : now + Math.round(slack * this.random()), latest: now + slack, urgent: false, state: SCHEDULED };
     if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
-    ofAvail.set(sid, early);
-    this.push(early);
+    ofAvail.set(sid, e);
+    this.aheadWaiting++;
+    if (capped) this.enterLine(e);
+    else heapPush(this.heap, e, byDue);
     this.pump();
     this.startProbe();
+  }
+
+  /**
+   * The decision of a break in the window, or the late record (slate or content) when it would miss the deadline: a
+   * decision still in line then is never sent; one running goes on and finds the late record stored.
+   */
+  async inWindow(task: DecisionTask): Promise<AvailRecord> {
+    const deadlineMs = this.deps.deadlineMs ?? Infinity;
+    const sid = task.session.id;
+    let ofAvail = this.pending.get(task.avail.id);
+    let e = ofAvail?.get(sid);
+    if (e && !e.urgent) {
+      // Announced ahead but not decided yet: its break is here, so it goes first now.
+      if (e.state !== RUNNING) {
+        this.deps.metrics.decisionsAheadLate.inc();
+        if (e.state === READY) e.lane.earlyWaiting--; // (left in the early heap, skipped there)
+        this.aheadWaiting--;
+        this.inWindowWaiting++;
+        e.state = READY;
+        e.lane.urgent.push(e);
+        this.active.add(e.lane);
+      }
+      e.urgent = true;
+    } else if (!e && !this.closed) {
+      const lane = this.laneOf(task.session.guid);
+      const now = this.clock();
+      e = { task, lane, dueAt: now, latest: now, urgent: true, state: READY };
+      if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
+      ofAvail.set(sid, e);
+      this.inWindowWaiting++;
+      lane.urgent.push(e);
+      this.active.add(lane);
+    }
+    if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    const entry = e;
+    entry.outcome ??= deferred();
+    this.pumpLane(entry.lane);
+    let timer: NodeJS.Timeout | undefined;
+    const late = Number.isFinite(deadlineMs) ? new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), deadlineMs); }) : undefined;
+    const first = late ? await Promise.race([entry.outcome.promise, late]) : await entry.outcome.promise;
+    clearTimeout(timer);
+    if (first) return first;
+    if (entry.state === READY) this.drop(entry); // never sent: the ad server is spared a request nobody waits for
+    this.deps.metrics.decisionsLate.inc();
+    return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
+  }
+
+  private laneOf(guid: string): Lane {
+    let lane = this.lanes.get(guid);
+    if (!lane) {
+      lane = { guid, urgent: [], head: 0, early: [], earlyWaiting: 0, pacer: undefined, capKnown: !this.deps.adServerMaxRps, checking: false, checkedAt: 0, lastEarlyAt: -Infinity, timer: undefined, timerAt: Infinity };
+      this.lanes.set(guid, lane);
+      this.readCap(lane);
+    }
+    return lane;
+  }
+
+  /** Reads the configuration's cap (a lane sends nothing before its first answer), then runs what may run. */
+  private readCap(lane: Lane): void {
+    const read = this.deps.adServerMaxRps;
+    if (!read || lane.checking) return;
+    lane.checking = true;
+    read(lane.guid).then((rps) => {
+      if (rps === undefined) lane.pacer = undefined;
+      else if (lane.pacer?.maxPerSecond !== rps) lane.pacer = new AdServerPacer(rps, this.deps.now() - this.epoch);
+    }, () => undefined).finally(() => {
+      lane.checking = false;
+      lane.capKnown = true;
+      lane.checkedAt = this.clock();
+      this.pumpLane(lane);
+    });
+  }
+
+  private enterLine(e: Entry): void {
+    e.state = READY;
+    heapPush(e.lane.early, e, byLatest);
+    e.lane.earlyWaiting++;
+    this.active.add(e.lane);
   }
 
   /** The event-loop lag probe, running while early decisions are queued or in flight. */
@@ -120,100 +260,142 @@ export class DecisionScheduler {
       if (lag > LAG_HIGH_MS) this.limit = Math.max(MIN_EARLY_IN_FLIGHT, this.limit >> 1);
       else if (lag < LAG_LOW_MS) this.limit = Math.min(MAX_EARLY_IN_FLIGHT, this.limit + 4);
       this.pump();
-      if (this.heap.length || this.inFlight) this.startProbe();
+      if (this.aheadWaiting || this.inFlight) this.startProbe();
     }, PROBE_MS);
     this.probe.unref();
   }
 
-  /** Starts the due decisions (up to the in-flight bound), then sets the one timer for the next. */
+  /** Moves the early decisions whose moment came into their lines, runs what may run, sets the one timer for the next. */
   private pump(): void {
+    if (this.closed) return;
     const now = this.clock();
-    // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
-    // decision past the moment its break needs it).
-    while (this.heap.length && this.heap[0]!.dueAt <= now
-      && (this.inFlight < this.limit || (this.heap[0]!.latest <= now && this.inFlight < MAX_EARLY_IN_FLIGHT))) this.run(this.pop()!);
+    while (this.heap.length && this.heap[0]!.dueAt <= now) {
+      const e = heapPop(this.heap, byDue)!;
+      if (e.state === SCHEDULED && !e.urgent) this.enterLine(e); // (one taken by its playlist meanwhile is in its urgent line)
+    }
+    for (const lane of this.active) this.pumpLane(lane);
     const next = this.heap[0];
-    if (!next || this.inFlight >= this.limit || this.closed) return; // a finishing decision (or the probe) pumps again
-    if (this.timer && this.timerAt <= next.dueAt) return;
+    if (!next || (this.timer && this.timerAt <= next.dueAt)) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next.dueAt;
     this.timer = setTimeout(() => { this.timer = undefined; this.timerAt = Infinity; this.pump(); }, Math.max(0, next.dueAt - now));
     this.timer.unref();
   }
 
-  private run(early: Early): void {
-    this.inFlight++;
-    const { task } = early;
+  /** Sends what a lane may send now: its breaks in the window first, then its early decisions; wakes when the cap allows more. */
+  private pumpLane(lane: Lane): void {
+    if (this.closed) return;
+    if (!lane.capKnown) return; // readCap pumps it
+    const now = this.clock();
+    if (now - lane.checkedAt > CAP_REFRESH_MS) this.readCap(lane);
+    for (;;) {
+      while (lane.head < lane.urgent.length && lane.urgent[lane.head]!.state !== READY) lane.head++;
+      if (lane.head > 1024 && lane.head * 2 > lane.urgent.length) { lane.urgent.splice(0, lane.head); lane.head = 0; }
+      while (lane.early.length && (lane.early[0]!.state !== READY || lane.early[0]!.urgent)) heapPop(lane.early, byLatest);
+      let e: Entry | undefined;
+      let earlyAt = now;
+      const u = lane.urgent[lane.head];
+      if (u && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW)) e = u;
+      else {
+        const x = lane.early[0];
+        // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
+        // decision past the moment its break needs it).
+        if (x && (this.inFlight < this.limit || (x.latest <= now && this.inFlight < MAX_EARLY_IN_FLIGHT))) {
+          if (lane.pacer) {
+            // Evenly over the time left: as many sends as wait, spread to the earliest end of slack among them.
+            const at = lane.lastEarlyAt + Math.max(0, x.latest - now) / Math.max(1, lane.earlyWaiting);
+            if (at > now) { this.wake(lane, at - now); break; }
+            // the next counts from this one's moment (timers fire in whole ms: no drift), a late timer catching up 100 ms at most
+            earlyAt = Math.max(at, now - 100);
+          }
+          e = x;
+        }
+      }
+      if (!e) break;
+      if (lane.pacer) {
+        const t = this.deps.now() - this.epoch;
+        const wait = lane.pacer.waitMs(t);
+        if (wait > 0) { this.wake(lane, wait); break; }
+        lane.pacer.take(t);
+      }
+      if (e.urgent) lane.head++;
+      else { heapPop(lane.early, byLatest); lane.earlyWaiting--; lane.lastEarlyAt = earlyAt; }
+      this.run(e, now);
+    }
+    if (lane.head >= lane.urgent.length && !lane.early.length) {
+      lane.urgent.length = 0;
+      lane.head = 0;
+      this.active.delete(lane);
+    }
+    this.depth.inWindow.set(this.inWindowWaiting);
+    this.depth.ahead.set(this.aheadWaiting);
+  }
+
+  /** One timer per lane, for the moment its cap or its spread lets the next decision go. */
+  private wake(lane: Lane, ms: number): void {
+    const at = this.clock() + Math.ceil(ms);
+    if (lane.timer && lane.timerAt <= at) return;
+    if (lane.timer) clearTimeout(lane.timer);
+    lane.timerAt = at;
+    lane.timer = setTimeout(() => { lane.timer = undefined; lane.timerAt = Infinity; this.pumpLane(lane); }, Math.ceil(ms));
+    lane.timer.unref();
+  }
+
+  private run(e: Entry, now: number): void {
+    const urgent = e.urgent;
+    e.state = RUNNING;
+    if (urgent) { this.inWindowWaiting--; this.inWindowRunning++; } else {
+      this.aheadWaiting--;
+      this.inFlight++;
+      if (now > e.latest) this.deps.metrics.decisionsAheadLate.inc();
+    }
+    this.deps.metrics.adServerRequests.inc();
+    const { task } = e;
     this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape)
-      .then((r) => { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }, () => undefined)
+      .then((r) => {
+        // (taken by its playlist while it ran: that one merges the record)
+        if (!e.urgent) { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }
+        e.outcome?.resolve(r);
+      }, (err: unknown) => { e.outcome?.reject(err); })
       .finally(() => {
-        this.inFlight--;
-        const ofAvail = this.pending.get(task.avail.id);
-        ofAvail?.delete(task.session.id);
-        if (ofAvail?.size === 0) this.pending.delete(task.avail.id);
+        e.state = DONE;
+        if (urgent) this.inWindowRunning--; else this.inFlight--;
+        this.forget(e);
         this.pump();
       });
   }
 
-  private push(e: Early): void {
-    const h = this.heap;
-    let i = h.push(e) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (h[parent]!.dueAt <= e.dueAt) break;
-      h[i] = h[parent]!;
-      i = parent;
-    }
-    h[i] = e;
+  /** A decision of a break in the window whose deadline passed while it waited in line: never sent. */
+  private drop(e: Entry): void {
+    e.state = DONE;
+    this.inWindowWaiting--;
+    this.forget(e);
+    e.outcome?.resolve(undefined); // other playlists of the session waiting on it take the late record now
+    this.depth.inWindow.set(this.inWindowWaiting);
   }
 
-  private pop(): Early | undefined {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (!h.length || !last) return top;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= h.length) break;
-      const c = l + 1 < h.length && h[l + 1]!.dueAt < h[l]!.dueAt ? l + 1 : l;
-      if (h[c]!.dueAt >= last.dueAt) break;
-      h[i] = h[c]!;
-      i = c;
-    }
-    h[i] = last;
-    return top;
-  }
-
-  /** The decision of a break in the window, or after the deadline the late record (slate or content). */
-  async inWindow(task: DecisionTask): Promise<AvailRecord> {
-    const { deadlineMs } = this.deps;
-    if (deadlineMs === undefined) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
-    if (this.inWindowRunning >= (this.deps.maxInWindow ?? MAX_IN_WINDOW)) {
-      // A flood (thousands of viewers joining with a break in the window): more decisions now would only be late and
-      // hold every playlist behind them; these viewers get the late record at once.
-      this.deps.metrics.decisionsLate.inc();
-      return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
-    }
-    this.inWindowRunning++;
-    const deciding = this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
-    void deciding.finally(() => { this.inWindowRunning--; }).catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), deadlineMs); });
-    const first = await Promise.race([deciding, late]);
-    clearTimeout(timer);
-    if (first !== 'late') return first;
-    this.deps.metrics.decisionsLate.inc();
-    deciding.catch(() => undefined); // it goes on, and finds the late record stored
-    return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
+  private forget(e: Entry): void {
+    const ofAvail = this.pending.get(e.task.avail.id);
+    if (ofAvail?.get(e.task.session.id) !== e) return;
+    ofAvail.delete(e.task.session.id);
+    if (ofAvail.size === 0) this.pending.delete(e.task.avail.id);
   }
 
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.probe) clearTimeout(this.probe);
+    for (const lane of this.lanes.values()) if (lane.timer) clearTimeout(lane.timer);
     this.timer = undefined;
     this.probe = undefined;
     this.heap.length = 0;
   }
+}
+
+function deferred(): Deferred {
+  let resolve!: Deferred['resolve'];
+  let reject!: Deferred['reject'];
+  const promise = new Promise<AvailRecord | undefined>((res, rej) => { resolve = res; reject = rej; });
+  promise.catch(() => undefined); // a rejection nobody waits for any more is not unhandled
+  return { promise, resolve, reject };
 }

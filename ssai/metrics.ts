@@ -20,6 +20,12 @@ export interface SsaiMetrics {
   /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
   decisionsEarly: Counter;
   decisionsLate: Counter;
+  /** decisions of breaks announced ahead not made by the end of their lead (the cap or the event loop held them) */
+  decisionsAheadLate: Counter;
+  /** decisions sent to the ad server (issue 28: rate() is the ad server's requests per second) */
+  adServerRequests: Counter;
+  /** decisions waiting for their turn (a slot under the configuration's ad_server_max_rps, or a free decision) */
+  decisionQueue: Gauge<'kind'>;
   /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
   breaksRetired: Counter;
   /** what the proxy did without its session store (Redis away, issue 27), by operation */
@@ -58,6 +64,9 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     cueErrors: new Counter({ name: 'ssai_cue_errors_total', help: 'Malformed ad cues ignored in origin playlists (once per fetch), by reason', labelNames: ['reason'] as const, registers: [registry] }),
     decisionsEarly: new Counter({ name: 'ssai_decisions_early_total', help: 'Ad decisions made ahead of their break, spread over its announcement lead', registers: [registry] }),
     decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),
+    decisionsAheadLate: new Counter({ name: 'ssai_decisions_ahead_late_total', help: 'Decisions of breaks announced ahead not made by the end of their lead (held by ad_server_max_rps or a busy process): their playlists wait for them as for a break in the window', registers: [registry] }),
+    adServerRequests: new Counter({ name: 'ssai_ad_server_requests_total', help: 'Ad decisions sent to the ad server (a wrapper chain counts once): its requests per second are the rate of this', registers: [registry] }),
+    decisionQueue: new Gauge({ name: 'ssai_decision_queue_depth', help: 'Ad decisions waiting for their turn: in_window (a playlist waits, up to the decision deadline), ahead (a break announced ahead, spread over its lead)', labelNames: ['kind'] as const, registers: [registry] }),
     breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),
     storeUnavailable: new Counter({
       name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',

@@ -178,6 +178,7 @@ export class SsaiServer {
     this.decisions = new DecisionScheduler({
       planner: deps.planner, metrics: deps.metrics, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
+      adServerMaxRps: async (guid) => (await deps.lookup.get(guid))?.adServerMaxRps,
       // An early decision joins its session's cached list (the stored copy: the planner's may hold slices of the VAST).
       onEarly: (task, decided) => {
         const sid = task.session.id;
@@ -554,6 +555,7 @@ export class SsaiServer {
     const live = !isVodPlaylist(pl);
     for (const avail of found) {
       const ahead = live && last !== undefined && avail.startSegmentIndex > edge;
+      // (a break in the window whose early decision is still pending waits for it: inWindow takes it over)
       if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
       if (!refreshed) {
         refreshed = true;

@@ -19,6 +19,12 @@ export type AdinsertType = (typeof ADINSERT_TYPES)[number];
 
 const name = z.string().trim().min(1, 'required').max(200);
 const type = z.enum(ADINSERT_TYPES, { message: 'live or broker' });
+/**
+ * The most ad decisions a second one ssai process sends to this ad server (issue 28): a flood of viewers is paced to
+ * it, and breaks announced ahead are spread over their lead. Per process: N processes ask N times this at most.
+ */
+export const MAX_AD_SERVER_RPS = 100_000;
+const adServerMaxRps = z.number().int('a whole number of requests per second').min(1, 'at least 1').max(MAX_AD_SERVER_RPS, `at most ${MAX_AD_SERVER_RPS}`);
 
 export const adinsertCreateBody = z.object({
   name,
@@ -26,16 +32,19 @@ export const adinsertCreateBody = z.object({
   ad_server: httpUrl(true),
   type,
   source_url: httpUrl(false),
+  ad_server_max_rps: adServerMaxRps.optional(),
 });
 export type AdinsertCreateInput = z.output<typeof adinsertCreateBody>;
 
-/** PUT: name, ad_server and type required (spec 4.6); slate_ad and source_url kept when absent. */
+/** PUT: name, ad_server and type required (spec 4.6); slate_ad, source_url and ad_server_max_rps kept when absent. */
 export const adinsertUpdateBody = z.object({
   name,
   slate_ad: httpUrl(false).nullable().optional(),
   ad_server: httpUrl(true),
   type,
   source_url: httpUrl(false).optional(),
+  /** kept when absent, removed (no cap) with null */
+  ad_server_max_rps: adServerMaxRps.nullable().optional(),
 });
 export type AdinsertUpdateInput = z.output<typeof adinsertUpdateBody>;
 
@@ -50,6 +59,7 @@ export const adinsertRead = z.object({
   updatedAt: z.number(),
   sourceUrl: z.string(),
   slateAd: z.string().optional(),
+  adServerMaxRps: z.number().int().optional(),
 });
 export type AdinsertRead = z.output<typeof adinsertRead>;
 
@@ -62,6 +72,8 @@ export interface AdinsertConfig {
   type: AdinsertType;
   sourceUrl: string;
   slateAd?: string;
+  /** ad_server_max_rps: absent, no cap */
+  adServerMaxRps?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -78,5 +90,6 @@ export function toRead(config: AdinsertConfig, publicUrl: string): AdinsertRead 
     sourceUrl: config.sourceUrl,
   };
   if (config.slateAd) read.slateAd = config.slateAd;
+  if (config.adServerMaxRps !== undefined) read.adServerMaxRps = config.adServerMaxRps;
   return read;
 }

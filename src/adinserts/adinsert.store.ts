@@ -10,6 +10,8 @@ export interface AdinsertTable {
   type: string;
   source_url: string;
   slate_ad: string | null;
+  /** migration 0011; null: no cap */
+  ad_server_max_rps: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -26,6 +28,7 @@ function toConfig(row: AdinsertTable): AdinsertConfig {
     type: row.type as AdinsertType, sourceUrl: row.source_url, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
   };
   if (row.slate_ad) config.slateAd = row.slate_ad;
+  if (row.ad_server_max_rps !== null && row.ad_server_max_rps !== undefined) config.adServerMaxRps = Number(row.ad_server_max_rps);
   return config;
 }
 
@@ -35,7 +38,7 @@ export class AdinsertStore {
   async create(organizationId: string, input: AdinsertCreateInput, now: number): Promise<AdinsertConfig> {
     const row: AdinsertTable = {
       id: newId(), organization_id: organizationId, name: input.name, ad_server: input.ad_server, type: input.type,
-      source_url: input.source_url, slate_ad: input.slate_ad ?? null, created_at: now, updated_at: now,
+      source_url: input.source_url, slate_ad: input.slate_ad ?? null, ad_server_max_rps: input.ad_server_max_rps ?? null, created_at: now, updated_at: now,
     };
     await this.db.insertInto('adinserts').values(row).execute();
     return toConfig(row);
@@ -61,6 +64,7 @@ export class AdinsertStore {
     const set: Partial<AdinsertTable> = { name: input.name, ad_server: input.ad_server, type: input.type, updated_at: now };
     if (input.source_url !== undefined) set.source_url = input.source_url;
     if (input.slate_ad !== undefined) set.slate_ad = input.slate_ad;
+    if (input.ad_server_max_rps !== undefined) set.ad_server_max_rps = input.ad_server_max_rps;
     const result = await this.db.updateTable('adinserts').set(set).where('organization_id', '=', organizationId).where('id', '=', guid).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }

@@ -8,6 +8,7 @@ import * as m0006 from './0006-broker.js';
 import * as m0008 from './0008-notifications.js';
 import * as m0009 from './0009-hardening.js';
 import * as m0010 from './0010-channel-commands.js';
+import * as m0011 from './0011-adinsert-ad-server-rate.js';
 
 /** Every migration, in order. A resource adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0008-notifications': m0008,
   '0009-hardening': m0009,
   '0010-channel-commands': m0010,
+  '0011-adinsert-ad-server-rate': m0011,
 };
