@@ -308,8 +308,10 @@ export class RedisSessionStore implements SessionStore {
 
   /** Runs one round trip; any failure of Redis (down, dropped, silent) becomes SessionStoreUnavailableError. */
   private async command<T>(run: () => Promise<T>): Promise<T> {
+    // A command refused by the pause does not extend it: only a command sent to Redis that failed starts one (else a
+    // steady stream of requests would keep the store paused for good after one slow reply).
+    if (Date.now() < this.pausedUntil) throw new SessionStoreUnavailableError(new Error('a command failed less than a second ago'));
     try {
-      if (Date.now() < this.pausedUntil) throw new Error('a command failed less than a second ago');
       await this.readiness.check();
       this.onRoundTrip();
       return await run();

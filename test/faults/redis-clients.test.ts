@@ -1,6 +1,7 @@
 // Issue 27: the engine's Redis clients through a Redis restart, on a private redis-server: the SSAI session store
 // fails with SESSION_STORE_UNAVAILABLE while Redis is away (never waits for it) and reconnects by itself; login rate
 // limits fall back to counting in the process.
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLoginLimiter } from '../../src/auth/rate-limiter.js';
@@ -32,6 +33,26 @@ describe.skipIf(missing !== undefined)('Redis clients through a Redis restart', 
       expect(store.available).toBe(true);
       expect(await store.get('session:b')).toEqual({ id: 'b' });
     } finally {
+      await store.close();
+    }
+  });
+
+  it('pauses for a second after a command timed out, and requests during the pause do not extend it', async () => {
+    const store = new RedisSessionStore(redis.url, 'faults:', undefined, pino({ level: 'silent' }));
+    const admin = new Redis(redis.url);
+    try {
+      await store.set('session:c', { id: 'c' }, 60_000);
+      // Redis holds every other client's commands for 3 s: the store's next command times out (1 s) while connected.
+      await admin.call('CLIENT', 'PAUSE', '3000', 'ALL');
+      await expect(store.get('session:c')).rejects.toMatchObject({ code: 'SESSION_STORE_UNAVAILABLE' });
+      expect(store.available).toBe(false);
+      // A request every 250 ms meanwhile: each is refused at once, and the store is used again after the pause.
+      const served = await until('a command to go through again while requests keep coming', 20_000, async () =>
+        store.get<{ id: string }>('session:c').then((v) => v, () => undefined));
+      expect(served).toEqual({ id: 'c' });
+      expect(store.available).toBe(true);
+    } finally {
+      admin.disconnect();
       await store.close();
     }
   });
