@@ -70,7 +70,13 @@ describe('security headers', () => {
   it.skipIf(!chromiumThere)('renders /docs in Chromium with no CSP violation', async () => {
     const { page, violations } = await openWatched(browser!, `${engine.url}/docs`);
     await page.waitForSelector('.opblock', { timeout: 30_000 });
+    // Swagger UI renders a large document as it is scrolled (the raw paths made it one): scroll until more show.
+    for (let i = 0; i < 100 && (await page.locator('.opblock').count()) <= 10; i++) {
+      await page.evaluate(() => window.scrollBy(0, 1500));
+      await page.waitForTimeout(100);
+    }
     expect(await page.locator('.opblock').count()).toBeGreaterThan(10);
+    await page.evaluate(() => window.scrollTo(0, 0));
     // Expanding an operation renders its schemas and examples: the part of swagger-ui that styles most.
     await page.locator('.opblock-summary').first().click();
     await page.waitForSelector('.opblock-body', { timeout: 10_000 });
