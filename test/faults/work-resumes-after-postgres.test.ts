@@ -110,6 +110,7 @@ describe.skipIf(missing !== undefined)('work waiting on PostgreSQL resumes when 
     const scheduledId = scheduled.json.id as string;
     const sequenceBefore = lastSegmentNumber((await request(mediaPlaylistUrl)).text);
 
+    const packagerLogs = logsFromNow(cluster.packager!);
     await cluster.postgres.stopServer();
     expect(Date.now(), 'PostgreSQL took longer to stop than the schedule had before it fell due').toBeLessThan(dueAt);
     await receiver.start(); // the receiver is back: from now on only the database keeps the notification from going out
@@ -134,6 +135,10 @@ describe.skipIf(missing !== undefined)('work waiting on PostgreSQL resumes when 
     expect(lastSegmentNumber(lastAnswer!.text)).toBeGreaterThan(sequenceBefore);
     expect(statusNotifications(deletedId, 'DELETED')).toEqual([]);
     expect((await api('GET', `/workflows/${scheduledId}`)).status).toBe(503);
+    // the packager polls for commands 4 times a second: the outage is logged, not every failed poll (once per 30 s)
+    const claimFailures = packagerLogs().filter((l) => l.includes('"channel commands could not be claimed"')).length;
+    expect(claimFailures).toBeGreaterThanOrEqual(1);
+    expect(claimFailures).toBeLessThanOrEqual(5);
     everyProcessAlive();
 
     await cluster.postgres.startServer();
