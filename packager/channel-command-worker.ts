@@ -10,6 +10,7 @@ import type { Logger } from '../src/core/logger.js';
 import type { Db, Dialect } from '../src/store/database.js';
 import type { AdBreak, ChannelRuntime, ChannelSpec } from './channel-runtime.js';
 import type { CommandWakeup } from '../src/channels/channel-command-wakeup.js';
+import { isDatabaseUnavailable } from '../src/store/outage.js';
 import { beat, claimNext, finish, HEARTBEAT_MS, leave, pruneCommands, releaseOwner, type ChannelCommand } from '../src/channels/channel-command.store.js';
 
 export interface ChannelCommandWorkerOptions {
@@ -29,12 +30,16 @@ export interface ChannelCommandWorkerOptions {
 }
 
 const DAY_MS = 24 * 3600_000;
+/** while the database is away a failed claim is logged this often, not at every poll (4 a second) */
+const OUTAGE_LOG_INTERVAL_MS = 30_000;
 
 export class ChannelCommandWorker {
   readonly id: string;
   private readonly inFlight = new Set<Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
   private polling = false;
+  /** when a claim that failed for a database outage was last logged; 0 once claims work again */
+  private outageLoggedAt = 0;
   private unsubscribe: (() => void) | undefined;
   private closed = false;
 
@@ -68,16 +73,25 @@ export class ChannelCommandWorker {
     try {
       for (;;) {
         const command = await claimNext(this.options.db, this.options.dialect, this.id, this.options.clock.nowMs());
+        this.outageLoggedAt = 0;
         if (!command) return;
         const run = this.run(command);
         this.inFlight.add(run);
         void run.finally(() => this.inFlight.delete(run));
       }
     } catch (error) {
-      if (!this.closed) this.options.logger.warn({ err: error }, 'channel commands could not be claimed');
+      if (!this.closed && this.shouldLogClaimFailure(error)) this.options.logger.warn({ err: error }, 'channel commands could not be claimed');
     } finally {
       this.polling = false;
     }
+  }
+
+  private shouldLogClaimFailure(error: unknown): boolean {
+    if (!isDatabaseUnavailable(error)) return true;
+    const now = Date.now();
+    if (now - this.outageLoggedAt < OUTAGE_LOG_INTERVAL_MS) return false;
+    this.outageLoggedAt = now;
+    return true;
   }
 
   private async run(command: ChannelCommand): Promise<void> {

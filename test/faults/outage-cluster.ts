@@ -1,4 +1,4 @@
-// A cluster (api, ssai, worker roles as separate `engine` processes behind a balancer, as test/cluster/) on PRIVATE
+// A cluster (api, ssai, worker and packager roles as separate `engine` processes behind a balancer, as test/cluster/) on PRIVATE
 // PostgreSQL and Redis instances, so a test or benchmark can kill and restart its stores (issue 27).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,6 +15,8 @@ export interface OutageCluster {
   api: EngineProcess;
   ssai: EngineProcess[];
   workers: EngineProcess[];
+  /** the packager process, when asked for */
+  packager: EngineProcess | undefined;
   /** every engine process */
   all: EngineProcess[];
   dataDir: string;
@@ -25,18 +27,29 @@ export interface OutageCluster {
 
 export const alive = (p: EngineProcess): boolean => p.child.exitCode === null && p.child.signalCode === null;
 
-/** Starts the private stores, then the api (it migrates), then the ssai and worker processes at once. */
-export async function startOutageCluster(options: { ssai?: number; workers?: number; logsToFiles?: boolean } = {}): Promise<OutageCluster> {
+export interface OutageClusterOptions {
+  ssai?: number;
+  workers?: number;
+  /** a process with the packager role (its /live behind the balancer) */
+  packager?: boolean;
+  logsToFiles?: boolean;
+  /** more environment for every process */
+  env?: Record<string, string>;
+}
+
+/** Starts the private stores, then the api (it migrates), then the ssai, worker and packager processes at once. */
+export async function startOutageCluster(options: OutageClusterOptions = {}): Promise<OutageCluster> {
   const [postgres, redis] = await Promise.all([PrivatePostgres.start(), PrivateRedis.start()]);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-outage-'));
   let api: EngineProcess | undefined;
   let ssai: EngineProcess[] = [];
-  const balancer = new Balancer(() => api!, () => ssai.filter(alive));
+  let packager: EngineProcess | undefined;
+  const balancer = new Balancer(() => api!, () => ssai.filter(alive), () => packager);
   await balancer.listen();
   const env = {
     DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir, PUBLIC_URL: balancer.url,
     ENGINE_SECRET_KEY: randomBytes(32).toString('base64'), ENGINE_ADMIN_EMAIL: CLUSTER_ADMIN.email, ENGINE_ADMIN_PASSWORD: CLUSTER_ADMIN.password,
-    LOG_LEVEL: 'info', RTMP_PORT: '0',
+    LOG_LEVEL: 'info', RTMP_PORT: '0', ...options.env,
   };
   if (options.logsToFiles) fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
   const started: EngineProcess[] = [];
@@ -54,14 +67,16 @@ export async function startOutageCluster(options: { ssai?: number; workers?: num
   };
   try {
     api = await role('api', 'api');
-    const [ssaiProcesses, workers] = await Promise.all([
+    const [ssaiProcesses, workers, packagers] = await Promise.all([
       Promise.all(Array.from({ length: options.ssai ?? 2 }, (_, i) => role(`ssai-${i + 1}`, 'ssai'))),
       Promise.all(Array.from({ length: options.workers ?? 1 }, (_, i) => role(`worker-${i + 1}`, 'worker'))),
+      Promise.all(options.packager ? [role('packager', 'packager')] : []),
     ]);
     ssai = ssaiProcesses;
+    packager = packagers[0];
     const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });
     const auth = { Authorization: ((await login.json()) as { data: { IdToken: string } }).data.IdToken };
-    return { postgres, redis, balancer, api, ssai, workers, all: [api, ...ssai, ...workers], dataDir, auth, close };
+    return { postgres, redis, balancer, api, ssai, workers, packager, all: [api, ...ssai, ...workers, ...packagers], dataDir, auth, close };
   } catch (error) {
     await close();
     throw error;
