@@ -1,7 +1,7 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
 // with retries and a timeout, never on the playlist's or the segment redirect's critical path.
 import { Agent, request } from 'undici';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from './growing-lru.js';
 import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
 
 export interface BeaconOptions {
@@ -61,7 +61,8 @@ export class BeaconSender {
   private readonly concurrency: number;
   private readonly markTtlMs: number;
   /** marks kept here while the store is away; empty otherwise */
-  private readonly firedHere = new LRUCache<string, true>({ max: 100_000 });
+  /** (filled only while the store is away: growing, so it costs nothing the rest of the time) */
+  private readonly firedHere = growingLru<string, true>(100_000);
 
   constructor(private readonly store: SessionStore, private readonly opts: BeaconOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 2000;

@@ -71,7 +71,7 @@ export class HotSessions {
    * The layout of each configuration's sessions seen here, or '' once two differ: while the store is away, a
    * session unknown here plays its configuration's content when that has one layout (issue 27).
    */
-  private readonly layoutOfGuid = new LRUCache<string, string>({ max: 10_000 });
+  private readonly layoutOfGuid = growingLru<string, string>(10_000);
   /** breaks decided without the store (content), by avail key: written to the store when it is back */
   private readonly unsaved = new Map<string, { hot: HotSession; record: AvailRecord }>();
   private flushing: Promise<void> | undefined;
@@ -137,7 +137,8 @@ export class HotSessions {
     // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
     await this.store.set(layoutKey(hash), layout, this.sessionTtlMs);
     await this.store.set(keys.session(sid), stored, this.sessionTtlMs);
-    this.layouts.set(hash, layout);
+    // (the layout is cached by get() from the store's copy, shared by every session of the origin: this object holds
+    // strings sliced from the origin's text, and caching it per save gave each viewer a layout of its own)
     this.noteLayout(session.guid, hash);
     this.hot.delete(sid);
     await this.get(sid); // cached from the stored copies: compact, layout shared with the other sessions

@@ -1,8 +1,8 @@
 // What the proxy does while its session store (Redis) is away (issue 27): every playlist is still answered. A break
 // that needs a decision plays its content, and that choice is kept (in this process, then in the store when it is
 // back) so the session numbers its playlists the same way on every later reload.
-import { LRUCache } from 'lru-cache';
 import type { AvailRecord } from './ad-planner.js';
+import { growingLru } from './growing-lru.js';
 import type { Avail } from './cue-finder.js';
 import type { MediaPlaylist } from './playlist-scanner.js';
 import { rewriteMultivariant } from './manifest-rewriter.js';
@@ -46,7 +46,8 @@ export function originMultivariant(text: string, originUrl: string, media: Media
  */
 export class StoreFallbacks {
   /** as last read or written here, kept only when there are some (rare: breaks that absorbed an origin discontinuity) */
-  private readonly observedHere = new LRUCache<string, Record<string, number[]>>({ max: 100_000 });
+  // growing: lru-cache given `max` allocates every slot up front (~1.4 KB per viewer at 10,000 with the caches below)
+  private readonly observedHere = growingLru<string, Record<string, number[]>>(100_000);
 
   constructor(private readonly store: SessionStore, private readonly metrics: Pick<SsaiMetrics, 'storeUnavailable'>, private readonly ttlMs: number) {}
 
