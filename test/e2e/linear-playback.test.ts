@@ -146,14 +146,20 @@ describe('a virtual channel with ads, end to end', () => {
     try {
       const tab = await browser.newPage();
       await tab.goto(`${pageBase}/?src=${encodeURIComponent(playback)}`);
-      // Done 1 s after the end of an ad that content follows, with at least three items (cc values) loaded. The wait
-      // answers the end of the ads it saw: the player loads ahead, so a later look may hold the next break's ads too.
+      // Done 1 s after the end of the first break whose ads content follows, with at least three items (cc values)
+      // loaded. The wait answers that break's end: the player loads ahead (a break every 24 s, its buffer 30 s), so
+      // the ads loaded last are usually of a break not played yet, and waiting past them could wait for good.
       waitedAdEnd = await tab.waitForFunction(() => {
         const r = (window as unknown as { result: Result }).result;
         if (r.fatal !== null) return -1;
-        const ads = r.frags.filter((f) => f.ad);
-        if (!ads.length) return false;
-        const end = Math.max(...ads.map((f) => f.end));
+        const endOfBreak = new Map<string, number>();
+        for (const f of r.frags) {
+          if (!f.ad) continue;
+          const id = f.url.split('/v1/segment/')[1]?.split('/')[2] ?? '';
+          endOfBreak.set(id, Math.max(endOfBreak.get(id) ?? 0, f.end));
+        }
+        if (!endOfBreak.size) return false;
+        const end = Math.min(...endOfBreak.values());
         return new Set(r.frags.map((f) => f.cc)).size >= 3 && r.frags.some((f) => !f.ad && f.start >= end - 0.2) && r.playedTo > end + 1 && end;
       }, undefined, { timeout: 240_000, polling: 500 }).then((handle) => handle.jsonValue() as Promise<number>, () => undefined);
       result = await tab.evaluate(() => (window as unknown as { result: Result }).result);
