@@ -45,11 +45,18 @@ export function originMultivariant(text: string, originUrl: string, media: Media
  * here for the purpose (the absorbed discontinuities of sessions' tracks, so their numbering holds meanwhile).
  */
 export class StoreFallbacks {
-  /** as last read or written here, kept only when there are some (rare: breaks that absorbed an origin discontinuity) */
-  // growing: lru-cache given `max` allocates every slot up front (~1.4 KB per viewer at 10,000 with the caches below)
+  /**
+   * Each session track's marks (its breaks' starts, absorbed discontinuities) as last read or written here, so its
+   * numbering holds while a shared store is away. Growing: lru-cache given `max` allocates every slot up front.
+   */
   private readonly observedHere = growingLru<string, Record<string, number[]>>(100_000);
 
-  constructor(private readonly store: SessionStore, private readonly metrics: Pick<SsaiMetrics, 'storeUnavailable'>, private readonly ttlMs: number) {}
+  /** Only a shared store can be away (it says so with `available`): an in-process one needs no copy here. */
+  private readonly keepsCopies: boolean;
+
+  constructor(private readonly store: SessionStore, private readonly metrics: Pick<SsaiMetrics, 'storeUnavailable'>, private readonly ttlMs: number) {
+    this.keepsCopies = store.available !== undefined;
+  }
 
   count(operation: StoreOperation): void {
     this.metrics.storeUnavailable.inc({ operation });
@@ -70,12 +77,12 @@ export class StoreFallbacks {
   async observed(key: string): Promise<Record<string, number[]>> {
     const stored = await this.or(this.store.get<Record<string, number[]>>(key), null, 'read');
     if (stored === null) return this.observedHere.get(key) ?? {};
-    if (stored && Object.keys(stored).length) this.observedHere.set(key, stored);
+    if (this.keepsCopies && stored && Object.keys(stored).length) this.observedHere.set(key, stored);
     return stored ?? {};
   }
 
   async keepObserved(key: string, value: Record<string, number[]>): Promise<void> {
-    this.observedHere.set(key, value);
+    if (this.keepsCopies) this.observedHere.set(key, value);
     await this.or(this.store.set(key, value, this.ttlMs), undefined, 'write');
   }
 }
