@@ -459,8 +459,10 @@ export class SsaiServer {
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
     const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
     const avails: StitchAvail[] = [];
-    // The master's URL too: a rendition report names this session's route of the rendition its master numbered so.
-    let signature = `${guid}|${session.origin}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
+    // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
+    // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
+    const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
+    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
