@@ -169,6 +169,12 @@ export class SsaiServer {
   /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
   private readonly plans: Pick<AdPlanner, 'plan'>;
   private lastFlush = 0;
+  /**
+   * In-window decisions under way, by session: a break's id can change while it is decided (its CUE-OUT alone at the
+   * live edge names it by date; a reload a segment later sees the CONT's SCTE-35 event id), so a second reload joins
+   * the decision of the same break by place rather than deciding it again under its new id.
+   */
+  private readonly inWindow = new Map<string, Array<{ avail: Avail; done: Promise<void> }>>();
 
   constructor(private readonly deps: SsaiServerDeps) {
     this.fallbacks = new StoreFallbacks(deps.store, deps.metrics, deps.sessionTtlMs);
@@ -454,7 +460,7 @@ export class SsaiServer {
       const refParsed = refFetched?.ok ? parsedMedia(refFetched, this.deps.metrics) : undefined;
       if (refParsed?.playlist) await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist);
     }
-    const records = hot.records;
+    const records = oneRecordPerBreak(hot.records, target);
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
     const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
@@ -559,6 +565,8 @@ export class SsaiServer {
       const ahead = live && last !== undefined && avail.startSegmentIndex > edge;
       // (a break in the window whose early decision is still pending waits for it: inWindow takes it over)
       if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
+      const joining = this.inWindow.get(sid)?.find((d) => sameBreak(d.avail, avail, target));
+      if (joining) { if (!ahead) deciding.push(joining.done); continue; }
       if (!refreshed) {
         refreshed = true;
         mergeRecords(hot, await this.fallbacks.or(this.sessions.records(sid), [], 'read'));
@@ -580,14 +588,24 @@ export class SsaiServer {
       const degrade = (): void => { this.fallbacks.count('decision'); this.sessions.degrade(hot, avail, target); };
       if (this.deps.store.available === false) { degrade(); continue; }
       // In the window: an early decision still on its way joins this one (the planner runs one per avail).
-      deciding.push(this.decisions.inWindow(task).then(async (decided) => {
+      const done = this.decisions.inWindow(task).then(async (decided) => {
         // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
         const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
         mergeRecords(hot, [stored ?? decided]);
       }, (e: unknown) => {
         if (!isSessionStoreUnavailable(e)) throw e;
         degrade();
-      }));
+      });
+      const under = { avail, done };
+      let ofSession = this.inWindow.get(sid);
+      if (!ofSession) this.inWindow.set(sid, ofSession = []);
+      ofSession.push(under);
+      const settled = (): void => {
+        const left = (this.inWindow.get(sid) ?? []).filter((d) => d !== under);
+        if (left.length) this.inWindow.set(sid, left); else this.inWindow.delete(sid);
+      };
+      done.then(settled, settled);
+      deciding.push(done);
     }
     await Promise.all(deciding);
   }
@@ -609,8 +627,27 @@ function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: M
   return record.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
 }
 
+type BreakPlace = Pick<AvailRecord, 'id' | 'startPdtMs' | 'startSegmentIndex' | 'slotDuration'>;
+
+/** Whether two cues or records name the same break: the same id, else the same start (by date where both have one). */
+function sameBreak(a: BreakPlace, b: BreakPlace, target: number): boolean {
+  if (a.id === b.id) return true;
+  const slotMs = (b.slotDuration || a.slotDuration || target) * 1000;
+  return a.startPdtMs !== undefined && b.startPdtMs !== undefined
+    ? Math.abs(a.startPdtMs - b.startPdtMs) < slotMs / 2 : a.startSegmentIndex === b.startSegmentIndex;
+}
+
 function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {
-  const slotMs = (avail.slotDuration || target) * 1000;
-  return records.some((r) => r.id === avail.id || (r.startPdtMs !== undefined && avail.startPdtMs !== undefined
-    ? Math.abs(r.startPdtMs - avail.startPdtMs) < slotMs / 2 : r.startSegmentIndex === avail.startSegmentIndex));
+  return records.some((r) => sameBreak(r, avail, target));
+}
+
+/**
+ * The records a playlist places: one per break. Two decisions of one break (made by two instances at once, each
+ * seeing the break under another id) would both count in the numbering while one is listed; the first decided
+ * (lowest index in the session's list, the same on every instance) stands for the break.
+ */
+export function oneRecordPerBreak(records: readonly AvailRecord[], target: number): readonly AvailRecord[] {
+  if (records.length < 2) return records;
+  const out = records.filter((r) => !records.some((o) => o !== r && sameBreak(o, r, target) && (o.index < r.index || (o.index === r.index && o.id < r.id))));
+  return out.length === records.length ? records : out;
 }

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys, type AvailRecord } from '../../ssai/ad-planner.js';
 import { checkPlaylist } from '../../ssai/playlist-checker.js';
+import { oneRecordPerBreak } from '../../ssai/server.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { segmentUris, startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 
@@ -104,6 +105,47 @@ describe('one session, the same ads', () => {
     for (const id of retiredIds) expect((await marks(id)).filter((m) => m !== undefined), id).toEqual([]);
     const live = records.find((r) => !r.retired && fetchedSegments.has([...fetchedSegments].find((s) => s.includes(`/${encodeURIComponent(r.id)}/`)) ?? ''));
     if (live) expect((await marks(live.id)).filter((m) => m !== undefined).length).toBeGreaterThan(0);
+  });
+
+  it('decides a break once when its id changes while it is decided (CUE-OUT alone at the edge, then CONT with SCTE-35)', async () => {
+    // A CI run: the first reload saw the CUE-OUT as the window's last segment (the break named by its date), the
+    // decision took a while, the next reload saw the CONT's SCTE-35 event id and decided the break again; both
+    // decisions counted in the numbering and hls.js stopped on "discontinuity sequence mismatch".
+    const slow = await h.configure('/vast4?sid=[session.id]&delayMs=1500');
+    h.origin.position = (2 * CLIP_SEGMENTS + BREAK_START + 1) * SEGMENT_SECONDS; // the CUE-OUT ends the window
+    const master = await h.get(`/v1/master/${slow}/live/master.m3u8`);
+    const v0 = variantUrls(master.text).find((u) => !master.text.includes(`URI="${u}"`))!;
+    const sid = v0.split('/')[4]!;
+    const before = h.vast.requests.length;
+    const first = h.get(v0);
+    while (h.vast.requests.length === before) await new Promise((r) => setTimeout(r, 20)); // the decision is under way
+    h.origin.advance(SEGMENT_SECONDS); // the CONT with its SCTE-35 event id is listed now
+    const second = h.get(v0);
+    const [a, b] = await Promise.all([first, second]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(h.vast.requests.length - before).toBe(1);
+    expect(new Set(await h.engine.ctx.services.ssai!.store.list(keys.availList(sid))).size).toBe(1);
+    // and the numbering holds through the break: every reload conforms to the one before
+    let previous = b.text;
+    for (let reload = 0; reload < 8; reload++) {
+      h.origin.advance(SEGMENT_SECONDS);
+      const { text } = await h.get(v0);
+      expect(checkPlaylist(text, previous).filter((f) => f.severity === 'error'), `reload ${reload}:\n${previous}\n----\n${text}`).toEqual([]);
+      previous = text;
+    }
+  });
+
+  it('places one record per break when two instances decided it under two ids (the first in the session list stands)', () => {
+    const record = (id: string, index: number, startPdtMs: number): AvailRecord => ({
+      id, index, startSegmentIndex: 24 + index, endSegmentIndex: 29, duration: 10, slotDuration: 2, startPdtMs, ads: [], skipped: [],
+    });
+    const byDate = record('pdt-1767571248', 0, 1_767_571_248_000);
+    const byEvent = record('scte-1002', 1, 1_767_571_248_400); // within half a slot: the same break
+    const next = record('scte-1003', 2, 1_767_571_268_000);
+    expect(oneRecordPerBreak([byEvent, byDate, next], 2)).toEqual([byDate, next]);
+    expect(oneRecordPerBreak([byDate, byEvent, next], 2)).toEqual([byDate, next]);
+    const apart = [byDate, record('scte-1004', 1, 1_767_571_249_200)]; // over half a slot away: another break
+    expect(oneRecordPerBreak(apart, 2)).toBe(apart);
   });
 
   it('two engines on one Redis give one session the same ads', async (ctx) => {
