@@ -47,6 +47,22 @@ class JobQueue {
   }
 }
 
+/** Events per store value: a mark set is one 31-bit value (store markOnce); event n of a set lives in its value n / 31. */
+const BITS_PER_MARK = 31;
+
+/** The store key (without its `beacon:` prefix) and bit of event `event` of the mark set `markKey`. */
+export function markBit(markKey: string, event: number): { key: string; bit: number } {
+  const chunk = Math.floor(event / BITS_PER_MARK);
+  return { key: chunk ? `${markKey}:${chunk}` : markKey, bit: event % BITS_PER_MARK };
+}
+
+/** The store keys (without their `beacon:` prefix) of a mark set of `events` events. */
+export function markKeysOf(markKey: string, events: number): string[] {
+  const out: string[] = [];
+  for (let chunk = 0; chunk * BITS_PER_MARK < Math.max(1, events); chunk++) out.push(chunk ? `${markKey}:${chunk}` : markKey);
+  return out;
+}
+
 export class BeaconSender {
   private readonly queue = new JobQueue();
   private running = 0;
@@ -82,17 +98,22 @@ export class BeaconSender {
     return this.store.delete(markKeys.map((k) => `beacon:${k}`));
   }
 
-  /** Fires `urls` once for `markKey` across every instance sharing the store; returns at once. */
-  fire(markKey: string, urls: readonly string[]): void {
+  /**
+   * Fires `urls` once for event `event` of the mark set `markKey` (a break's events: one value per break and viewer,
+   * see markBit) across every instance sharing the store; returns at once.
+   */
+  fire(markKey: string, event: number, urls: readonly string[]): void {
     if (this.closed || !urls.length) return;
     this.pendingMarks++;
-    this.store.setIfAbsent(`beacon:${markKey}`, 1, this.markTtlMs).then(({ created }) => created, (e: unknown) => {
+    const { key, bit } = markBit(markKey, event);
+    this.store.markOnce(`beacon:${key}`, bit, this.markTtlMs).then((created) => created, (e: unknown) => {
       if (!isSessionStoreUnavailable(e)) throw e;
       // The store away (issue 27): de-duplicated in this process only; a player fetches each segment once, so the
       // event still fires once unless a retry lands on another proxy.
       this.opts.onStoreUnavailable?.();
-      if (this.firedHere.has(markKey)) return false;
-      this.firedHere.set(markKey, true);
+      const here = `${key}#${bit}`;
+      if (this.firedHere.has(here)) return false;
+      this.firedHere.set(here, true);
       return true;
     }).then((created) => {
       if (!created) { this.opts.onResult?.('duplicate'); return; }

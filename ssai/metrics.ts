@@ -26,6 +26,8 @@ export interface SsaiMetrics {
   adServerRequests: Counter;
   /** decisions waiting for their turn (a slot under the configuration's ad_server_max_rps, or a free decision) */
   decisionQueue: Gauge<'kind'>;
+  /** live playlists that ended before a break still being decided instead of waiting for it (issue 28 point 2) */
+  playlistsCut: Counter;
   /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
   breaksRetired: Counter;
   /** what the proxy did without its session store (Redis away, issue 27), by operation */
@@ -67,6 +69,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     decisionsAheadLate: new Counter({ name: 'ssai_decisions_ahead_late_total', help: 'Decisions of breaks announced ahead not made by the end of their lead (held by ad_server_max_rps or a busy process): their playlists wait for them as for a break in the window', registers: [registry] }),
     adServerRequests: new Counter({ name: 'ssai_ad_server_requests_total', help: 'Ad decisions sent to the ad server (a wrapper chain counts once): its requests per second are the rate of this', registers: [registry] }),
     decisionQueue: new Gauge({ name: 'ssai_decision_queue_depth', help: 'Ad decisions waiting for their turn: in_window (a playlist waits, up to the decision deadline), ahead (a break announced ahead, spread over its lead)', labelNames: ['kind'] as const, registers: [registry] }),
+    playlistsCut: new Counter({ name: 'ssai_playlists_cut_total', help: 'Live playlists answered at once, ending before a break whose decision was still running (its ads listed on a later reload)', registers: [registry] }),
     breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),
     storeUnavailable: new Counter({
       name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',

@@ -2,7 +2,7 @@
 // media and fires the VAST beacons aside; /v1/tracking lists the breaks for client-side reporting.
 import { keys, type AdPlanner, type AvailRecord, type CreativeTrack } from './ad-planner.js';
 import { trackFor } from './avail-placement.js';
-import type { BeaconSender } from './beacons.js';
+import { markKeysOf, type BeaconSender } from './beacons.js';
 import { ssaiError } from './errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
@@ -13,10 +13,13 @@ import type { TrackingEvents } from './vast-decision.js';
 /** The path of a /v1/segment request split on '/': ['', 'v1', 'segment', guid, session, availId, adIndex, n, segment]. */
 export type SegmentPath = [string, string, string, string, string, string, string, string, string];
 
-const QUARTILES: Array<[keyof TrackingEvents, number]> = [['firstQuartile', 0.25], ['midpoint', 0.5], ['thirdQuartile', 0.75]];
+const QUARTILES: Array<[FiredEvent, number]> = [['firstQuartile', 0.25], ['midpoint', 0.5], ['thirdQuartile', 0.75]];
 /** The events fired server-side, each once per session, break and ad. */
 const FIRED_EVENTS = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const;
-const eventMark = (sid: string, availId: string, adIndex: number, event: keyof TrackingEvents): string => `${sid}:${availId}:${adIndex}:${event}`;
+type FiredEvent = (typeof FIRED_EVENTS)[number];
+/** A break's fired events are one mark set per viewer (beacons.ts markBit): event e of ad i is its bit i × 6 + e. */
+const breakMarks = (sid: string, availId: string): string => `${sid}:${availId}`;
+const eventBit = (adIndex: number, event: FiredEvent): number => adIndex * FIRED_EVENTS.length + FIRED_EVENTS.indexOf(event);
 
 export class SegmentRoutes {
   constructor(
@@ -47,27 +50,28 @@ export class SegmentRoutes {
 
   /** A break was retired (its beacons are gone with its tracking): its fired-event marks are forgotten. */
   forgetMarks(sid: string, record: AvailRecord): Promise<void> {
-    return this.beacons.forget(record.ads.flatMap((_, adIndex) => FIRED_EVENTS.map((event) => eventMark(sid, record.id, adIndex, event))));
+    return this.beacons.forget(markKeysOf(breakMarks(sid, record.id), record.ads.length * FIRED_EVENTS.length));
   }
 
   private fireBeacons(sid: string, record: AvailRecord, adIndex: number, track: CreativeTrack, segIndex: number): void {
-    const mark = (event: keyof TrackingEvents) => eventMark(sid, record.id, adIndex, event);
+    const marks = breakMarks(sid, record.id);
     // Unpacked only for a segment that fires an event (the first, a quartile's, the last), not for every redirect.
     let events: TrackingEvents | undefined;
     const tracking = (): TrackingEvents => (events ??= trackingOf(record, adIndex));
+    const fire = (event: FiredEvent): void => this.beacons.fire(marks, eventBit(adIndex, event), tracking()[event]);
     let offset = 0;
     for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
     const duration = track.segments.reduce((s, x) => s + x.duration, 0);
     const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
     if (segIndex === 0) {
-      this.beacons.fire(mark('impression'), tracking().impression);
-      this.beacons.fire(mark('start'), tracking().start);
+      fire('impression');
+      fire('start');
     }
     for (const [event, q] of QUARTILES) {
       const at = q * duration;
-      if (at >= offset && at < segEnd) this.beacons.fire(mark(event), tracking()[event]);
+      if (at >= offset && at < segEnd) fire(event);
     }
-    if (segIndex === track.segments.length - 1) this.beacons.fire(mark('complete'), tracking().complete);
+    if (segIndex === track.segments.length - 1) fire('complete');
   }
 
   /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */

@@ -434,7 +434,7 @@ export class SsaiServer {
     if (!fetched.ok) return { reply: fail(fetched.error) };
     const parsed = parsedMedia(fetched, this.deps.metrics);
     if (!parsed.playlist) return { reply: fail(ssaiError('ORIGIN_NOT_HLS', parsed.error)) };
-    const pl = parsed.playlist;
+    let pl = parsed.playlist;
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
@@ -451,14 +451,25 @@ export class SsaiServer {
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
     // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
     const found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
-    await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined);
+    // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
+    const mayCut = !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
+    const running = await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
       const ref = session.variants.find((v) => v.kind === 'video');
       const refFetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
       const refParsed = refFetched?.ok ? parsedMedia(refFetched, this.deps.metrics) : undefined;
-      if (refParsed?.playlist) await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist);
+      if (refParsed?.playlist) running.push(...await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist, mayCut));
+    }
+    let cutAt: number | undefined;
+    if (running.length) {
+      cutAt = cutBefore(pl, running.map((r) => r.avail), target);
+      if (cutAt === undefined) await Promise.all(running.map((r) => r.done));
+      else {
+        pl = { ...pl, segments: pl.segments.filter((x) => x.mediaSequence < cutAt!), trailingTags: [], trailingLines: [] };
+        this.deps.metrics.playlistsCut.inc();
+      }
     }
     const records = oneRecordPerBreak(hot.records, target);
     const observedKey = keys.observed(sid, n);
@@ -468,7 +479,7 @@ export class SsaiServer {
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
     const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
-    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}`;
+    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
@@ -550,12 +561,21 @@ export class SsaiServer {
    * player reads the playlist once) is decided before the answer, within the deadline, else it gets the late record,
    * for good; the decisions of one answer run side by side, so a VMAP's breaks share one deadline.
    */
-  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist): Promise<void> {
+  /**
+   * Decides the avails of a playlist not yet known to the session, and waits for those of breaks in the window. With
+   * `mayCut`, a decision of a break that starts far enough into the window is not waited for: it is returned
+   * (running), and the playlist ends before its break (cutBefore).
+   */
+  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist, mayCut = false): Promise<Running[]> {
     let refreshed = false;
     let shape: ContentShape | undefined;
     const sid = hot.session.id;
     const last = pl.segments[pl.segments.length - 1];
     const deciding: Array<Promise<void>> = [];
+    const running: Running[] = [];
+    // A break can end the playlist only when its cue came with its first segment (nothing of it was listed before)
+    // and enough content precedes it for a player's start (three target durations behind the end).
+    const cuttable = (a: Avail): boolean => mayCut && a.startVisible && a.startSegmentIndex >= (pl.segments[0]?.mediaSequence ?? 0) + MIN_SEGMENTS_BEFORE_CUT;
     // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
     // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
     const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
@@ -566,7 +586,12 @@ export class SsaiServer {
       // (a break in the window whose early decision is still pending waits for it: inWindow takes it over)
       if (isKnown(hot.records, avail, target) || (ahead && this.decisions.isPending(sid, avail.id))) continue;
       const joining = this.inWindow.get(sid)?.find((d) => sameBreak(d.avail, avail, target));
-      if (joining) { if (!ahead) deciding.push(joining.done); continue; }
+      if (joining) {
+        if (ahead) continue;
+        if (cuttable(avail)) running.push({ avail, done: joining.done });
+        else deciding.push(joining.done);
+        continue;
+      }
       if (!refreshed) {
         refreshed = true;
         mergeRecords(hot, await this.fallbacks.or(this.sessions.records(sid), [], 'read'));
@@ -604,10 +629,15 @@ export class SsaiServer {
         const left = (this.inWindow.get(sid) ?? []).filter((d) => d !== under);
         if (left.length) this.inWindow.set(sid, left); else this.inWindow.delete(sid);
       };
-      done.then(settled, settled);
-      deciding.push(done);
+      done.then(settled, (e: unknown) => {
+        settled();
+        this.deps.logger.warn({ err: e, session: sid, avail: avail.id }, 'an ad decision failed');
+      });
+      if (cuttable(avail)) running.push(under);
+      else deciding.push(done);
     }
     await Promise.all(deciding);
+    return running;
   }
 }
 
@@ -625,6 +655,40 @@ function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: M
     return record.startPdtMs + (record.duration + RETIRE_AFTER_SEGMENTS * (record.slotDuration || target)) * 1000 <= first.pdtMs;
   }
   return record.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
+}
+
+/** A decision of a break in the window under way. */
+type Running = { avail: Avail; done: Promise<void> };
+
+/**
+ * Content segments a live playlist lists at least before a break still being decided, to end there (issue 28 point
+ * 2): players start three target durations behind the end of a live playlist (hls.js, AVPlayer), so they have that
+ * much to play while the decision runs, and its ads are listed on their next reload. Nothing listed is renamed later:
+ * the break's segments were never listed as content (its cue came with its first segment).
+ */
+const MIN_SEGMENTS_BEFORE_CUT = 3;
+
+/**
+ * Where a playlist ends before the breaks of `running` (the first segment of the earliest one in this playlist's
+ * numbering: by date when it came from another track's playlist), or undefined when one starts too early to end the
+ * playlist there (then the decisions are waited for).
+ */
+function cutBefore(pl: MediaPlaylist, running: Avail[], target: number): number | undefined {
+  const first = pl.segments[0];
+  if (!first) return undefined;
+  let cut: number | undefined;
+  for (const a of running) {
+    let at = a.startSegmentIndex;
+    if (a.startPdtMs !== undefined && first.pdtMs !== undefined) {
+      const half = (a.slotDuration || target) * 500;
+      const hit = pl.segments.find((x) => x.pdtMs !== undefined && x.pdtMs + half > a.startPdtMs!);
+      if (!hit) continue; // it starts after this window: nothing of it is listed here
+      at = hit.mediaSequence;
+    }
+    if (at < first.mediaSequence + MIN_SEGMENTS_BEFORE_CUT) return undefined;
+    cut = cut === undefined ? at : Math.min(cut, at);
+  }
+  return cut;
 }
 
 type BreakPlace = Pick<AvailRecord, 'id' | 'startPdtMs' | 'startSegmentIndex' | 'slotDuration'>;

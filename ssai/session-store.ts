@@ -12,6 +12,11 @@ export interface SessionStore {
   set(key: string, value: unknown, ttlMs: number): Promise<void>;
   /** stores value unless the key exists; returns the value that is stored afterwards and whether ours won */
   setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }>;
+  /**
+   * Sets bit `bit` (0–30) of the bit set under key, kept with the TTL; true when it was not set before (the caller
+   * "won" the mark). One value holds a break's once-only events (issue 28: 12 marks per break per viewer were 12 keys).
+   */
+  markOnce(key: string, bit: number, ttlMs: number): Promise<boolean>;
   /** appends to a list kept with the TTL; duplicates are kept, readers dedupe */
   push(key: string, value: string, ttlMs: number): Promise<void>;
   list(key: string): Promise<string[]>;
@@ -231,6 +236,17 @@ export class MemorySessionStore implements SessionStore {
     return { value, created: true };
   }
 
+  async markOnce(key: string, bit: number, ttlMs: number): Promise<boolean> {
+    const mask = 1 << checkedBit(bit);
+    const before = this.read(key);
+    const bits = typeof before === 'number' ? before : 0;
+    if (bits & mask) return false;
+    // (a number is stored as it is: no copy to make)
+    if (ttlMs <= SHORT_TTL_MS) this.shortLived.set(before === undefined ? freshKey(key) : key, bits | mask, { ttl: ttlMs });
+    else this.write(key, bits | mask, ttlMs);
+    return true;
+  }
+
   async delete(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.shortLived.delete(key);
@@ -287,6 +303,11 @@ export function isSessionStoreUnavailable(value: unknown): value is SessionStore
   return typeof value === 'object' && value !== null && (value as { code?: unknown }).code === 'SESSION_STORE_UNAVAILABLE';
 }
 
+function checkedBit(bit: number): number {
+  if (!Number.isInteger(bit) || bit < 0 || bit > 30) throw new RangeError(`a mark's bit is 0 to 30, not ${bit}`);
+  return bit;
+}
+
 /** After a command of a connected Redis failed (timed out), the next ones fail at once for this long: no pile-up. */
 const FAILED_COMMAND_PAUSE_MS = 1_000;
 
@@ -340,6 +361,14 @@ export class RedisSessionStore implements SessionStore {
   async delete(keys: readonly string[]): Promise<void> {
     if (!keys.length) return;
     await this.command(() => this.redis.del(...keys.map((k) => this.prefix + k)));
+  }
+
+  async markOnce(key: string, bit: number, ttlMs: number): Promise<boolean> {
+    const offset = checkedBit(bit);
+    const answers = await this.command(() => this.redis.multi().setbit(this.prefix + key, offset, 1).pexpire(this.prefix + key, Math.max(1, Math.round(ttlMs))).exec());
+    const failed = answers?.find(([error]) => error)?.[0];
+    if (failed || !answers) throw new SessionStoreUnavailableError(failed ?? new Error('MULTI answered nothing'));
+    return answers[0]?.[1] === 0;
   }
 
   async push(key: string, value: string, ttlMs: number): Promise<void> {

@@ -100,11 +100,11 @@ describe('one session, the same ads', () => {
     const retiredIds = records.filter((r) => r.retired).map((r) => r.id);
     expect(retiredIds.length).toBeGreaterThanOrEqual(2);
     expect(h.vast.beacons.get('complete:a') ?? 0).toBeGreaterThanOrEqual(retiredIds.length);
-    const marks = (id: string) => Promise.all(['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete']
-      .flatMap((event) => [0, 1].map((ad) => store.get(`beacon:${sid}:${id}:${ad}:${event}`))));
-    for (const id of retiredIds) expect((await marks(id)).filter((m) => m !== undefined), id).toEqual([]);
+    // a break's fired events are one bit set per viewer (bit ad × 6 + event)
+    const marks = (id: string) => store.get<number>(`beacon:${sid}:${id}`);
+    for (const id of retiredIds) expect(await marks(id), id).toBeUndefined();
     const live = records.find((r) => !r.retired && fetchedSegments.has([...fetchedSegments].find((s) => s.includes(`/${encodeURIComponent(r.id)}/`)) ?? ''));
-    if (live) expect((await marks(live.id)).filter((m) => m !== undefined).length).toBeGreaterThan(0);
+    if (live) expect(await marks(live.id)).toBeGreaterThan(0);
   });
 
   it('decides a break once when its id changes while it is decided (CUE-OUT alone at the edge, then CONT with SCTE-35)', async () => {

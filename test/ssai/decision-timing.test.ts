@@ -3,6 +3,7 @@
 // and keeps it on every reload.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOUNCE_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { checkPlaylist } from '../../ssai/playlist-checker.js';
 import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
 import { startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 import type { TestEngine } from '../helpers/engine.js';
@@ -65,7 +66,8 @@ describe('when ad decisions are made', () => {
 
   it('plays the content of a break whose decision misses the deadline, on time and on every reload', async () => {
     const guid = await h.configure('/vast-viewer?sid=[session.id]&delayMs=1500');
-    h.origin.position = (2 * CLIP_SEGMENTS + BREAK_START + 2) * SEGMENT_SECONDS;
+    // The break starts two segments into the window: too early to end the playlist before it, so it is waited for.
+    h.origin.position = (2 * CLIP_SEGMENTS + BREAK_START + 4) * SEGMENT_SECONDS;
     const url = await videoOf(guid);
     const late = await metric(h, 'ssai_decisions_late_total');
     const first = await h.get(url); // answered at the 300 ms deadline, not after the ad server's 1.5 s
@@ -82,11 +84,52 @@ describe('when ad decisions are made', () => {
     h.origin.position = (4 * CLIP_SEGMENTS + BREAK_START - ANNOUNCE_SEGMENTS + 2) * SEGMENT_SECONDS;
     const url = await videoOf(guid);
     expect((await h.get(url)).text).not.toContain('/v1/segment/');
-    // In the window before the decision landed: the playlist waits up to the deadline, then keeps the content.
-    h.origin.position = (4 * CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS;
+    // In the window before the decision landed (two segments in: waited for, not ended before): the playlist waits up
+    // to the deadline, then keeps the content.
+    h.origin.position = (4 * CLIP_SEGMENTS + BREAK_START + 5) * SEGMENT_SECONDS;
     const first = await h.get(url);
     expect(first.text).not.toContain('/v1/segment/');
     await new Promise((r) => setTimeout(r, 4000)); // the early decision lands meanwhile (due within 2 s, 1.5 s long): the listed numbers keep their content
     expect((await h.get(url)).text).toBe(first.text);
   }, 60_000);
+});
+
+describe('a break that appears at the live edge with no notice (issue 28 point 2)', () => {
+  let h: SsaiHarness;
+  beforeAll(async () => { h = await startSsai({ origin: { cueForm: 'cue-out' } }); }, 60_000);
+  afterAll(async () => { await h?.close(); });
+
+  it('answers at once ending before the break while its decision runs, then lists its ads where the content was never listed', async () => {
+    const guid = await h.configure('/vast4?sid=[session.id]&delayMs=1500');
+    // Warm-up: the creatives prepared once (a break at the window's start is waited for).
+    h.origin.position = (BREAK_START + 6) * SEGMENT_SECONDS;
+    const master = await h.get(`/v1/master/${guid}/live/master.m3u8`);
+    const warm = variantUrls(master.text).find((u) => u.endsWith('/3.m3u8'))!;
+    expect((await h.get(warm)).text).toContain('/v1/segment/');
+    // A new viewer; the second loop's break starts at the window's last segment, three segments into the window.
+    const url = variantUrls((await h.get(`/v1/master/${guid}/live/master.m3u8`)).text).find((u) => u.endsWith('/3.m3u8'))!;
+    h.origin.position = (CLIP_SEGMENTS + BREAK_START + 1) * SEGMENT_SECONDS;
+    const cutBefore = await metric(h, 'ssai_playlists_cut_total');
+    const asked = h.vast.requests.length;
+    const first = await h.get(url);
+    const listed = scanMediaPlaylist(first.text).playlist!;
+    // answered before the ad server (which takes 1.5 s) answered: the playlist ends before the break, nothing of it listed
+    expect(await metric(h, 'ssai_playlists_cut_total')).toBe(cutBefore + 1);
+    expect(listed.segments.at(-1)!.mediaSequence).toBe(CLIP_SEGMENTS + BREAK_START - 1);
+    expect(first.text).not.toContain('/v1/segment/');
+    expect(first.text).not.toContain('#EXT-X-ENDLIST');
+    // once decided, the ads are listed from the break's start; what was listed before stays as it was
+    let next = first.text;
+    for (let i = 0; i < 100 && !next.includes('/v1/segment/'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      next = (await h.get(url)).text;
+    }
+    expect(next).toContain('/v1/segment/');
+    expect(checkPlaylist(next, first.text).filter((f) => f.severity === 'error')).toEqual([]);
+    const stitched = scanMediaPlaylist(next).playlist!;
+    const firstAd = stitched.segments.find((s) => s.uri.includes('/v1/segment/'))!;
+    expect(firstAd.mediaSequence).toBe(CLIP_SEGMENTS + BREAK_START);
+    expect(stitched.segments.filter((s) => s.mediaSequence < firstAd.mediaSequence).map((s) => s.uri)).toEqual(listed.segments.map((s) => s.uri));
+    expect(h.vast.requests.length).toBe(asked + 1);
+  }, 240_000);
 });

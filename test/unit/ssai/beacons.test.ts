@@ -21,7 +21,7 @@ describe('beacon sender close', () => {
 
   it('drops the retries scheduled before close', async () => {
     const beacons = new BeaconSender(new MemorySessionStore(), { retries: 5 });
-    beacons.fire('s:a:0:impression', [url]);
+    beacons.fire('s:a', 0, [url]);
     for (let i = 0; i < 100 && hits === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(hits).toBe(1);
     await new Promise((r) => setTimeout(r, 50)); // the 500 is answered: a retry is scheduled in 200 ms
@@ -40,7 +40,7 @@ describe('beacon sender timeouts', () => {
     const beacons = new BeaconSender(new MemorySessionStore(), { timeoutMs: 200, retries: 0, concurrency: 2, onResult: (r) => results.push(r) });
     try {
       const started = Date.now();
-      for (let i = 0; i < 6; i++) beacons.fire(`s:a:${i}:start`, [`http://127.0.0.1:${(silent.address() as AddressInfo).port}/t${i}`]);
+      for (let i = 0; i < 6; i++) beacons.fire(`s:a`, i * 6 + 1, [`http://127.0.0.1:${(silent.address() as AddressInfo).port}/t${i}`]);
       await beacons.idle();
       expect(results).toEqual(Array(6).fill('failed'));
       // 3 rounds of 2 at 200 ms each (~0.6 s); undici's own headers timeout would take 300 s a round. The bound is loose

@@ -114,4 +114,41 @@ describe('Redis session store', () => {
       await deleteRedisPrefix(prefix);
     }
   });
+
+  it('marks each bit of a break\'s mark set once, across two clients, and forgets the set with its key', async (ctx) => {
+    if (!(await redisAvailable())) return ctx.skip();
+    const prefix = testRedisPrefix('store-marks');
+    const one = new RedisSessionStore(REDIS_URL, prefix);
+    const two = new RedisSessionStore(REDIS_URL, prefix);
+    try {
+      const wins = await Promise.all([0, 5, 30].flatMap((bit) => [one.markOnce('beacon:v1:dr-1', bit, 60_000), two.markOnce('beacon:v1:dr-1', bit, 60_000)]));
+      // each bit won by exactly one of the two clients
+      expect([0, 1, 2].map((i) => Number(wins[2 * i]) + Number(wins[2 * i + 1]))).toEqual([1, 1, 1]);
+      expect(await two.markOnce('beacon:v1:dr-1', 0, 60_000)).toBe(false);
+      expect(await one.markOnce('beacon:v1:dr-1', 7, 60_000)).toBe(true);
+      await one.delete(['beacon:v1:dr-1']);
+      expect(await two.markOnce('beacon:v1:dr-1', 5, 60_000)).toBe(true);
+      await expect(one.markOnce('beacon:v1:dr-1', 31, 60_000)).rejects.toThrow(RangeError);
+    } finally {
+      await one.close();
+      await two.close();
+      await deleteRedisPrefix(prefix);
+    }
+  });
+});
+
+describe('memory session store marks', () => {
+  it('marks each bit once, keeps the set with its session, and forgets it on delete', async () => {
+    const store = new MemorySessionStore();
+    expect(await store.markOnce('beacon:v1:dr-1', 0, 600_000)).toBe(true);
+    expect(await store.markOnce('beacon:v1:dr-1', 0, 600_000)).toBe(false);
+    expect(await store.markOnce('beacon:v1:dr-1', 30, 600_000)).toBe(true);
+    expect(await store.get('beacon:v1:dr-1')).toBe(1 + 2 ** 30);
+    await store.set('session:v1', { id: 'v1' }, 600_000);
+    expect(store.size).toBe(1); // the marks live in the session's entry
+    await store.delete(['beacon:v1:dr-1']);
+    expect(await store.markOnce('beacon:v1:dr-1', 0, 600_000)).toBe(true);
+    await expect(store.markOnce('beacon:v1:dr-1', -1, 600_000)).rejects.toThrow(RangeError);
+    await store.close();
+  });
 });
