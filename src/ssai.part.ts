@@ -6,7 +6,10 @@ import { CachedAdinsertLookup, organizationLookup } from './adinserts/adinsert-l
 import { adinsertRoutes } from './adinserts/adinsert.router.js';
 import path from 'node:path';
 import { Counter } from 'prom-client';
-import { AdPlanner, mediaStoreUrl, type PrepareFn, type PrepareSlateFn } from '../ssai/ad-planner.js';
+import { AdPlanner } from '../ssai/ad-planner.js';
+import { mediaStoreUrl } from '../ssai/creative-plan.js';
+import type { PrepareFn } from '../ssai/creative-cache.js';
+import type { PrepareSlateFn } from '../ssai/slate-fill.js';
 import { localSlatePreparer, slateImageFrom } from '../ssai/slate.js';
 import { BeaconSender } from '../ssai/beacons.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';

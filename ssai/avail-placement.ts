@@ -1,6 +1,8 @@
 // Placing a decided avail on one track of a session (issue 5 "Playback"): its segment span and the ad media of the
 // track's kind, ready for the manifest rewriter.
-import { closestTrack, type AdPlanner, type AvailRecord, type CreativePlan, type CreativeTrack } from './ad-planner.js';
+import { closestTrack, type CreativePlan, type CreativeTrack } from './creative-plan.js';
+import type { AdPlanner } from './ad-planner.js';
+import type { AvailRecord } from './avail-record.js';
 import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
 import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
 import { adIdsOf } from './packed-tracking.js';

@@ -5,7 +5,8 @@
 // can (the decision deadline), and only one that would miss it falls back to slate or content. Per configuration, an
 // optional ad_server_max_rps paces every decision sent to its ad server (ad-server-pacer.ts): breaks in the window
 // first, then the announced ones, spread evenly over the time left before their break.
-import type { AdPlanner, AvailRecord, SessionRecord } from './ad-planner.js';
+import type { AdPlanner } from './ad-planner.js';
+import type { AvailRecord, SessionRecord } from './avail-record.js';
 import { AdServerPacer } from './ad-server-pacer.js';
 import type { ContentShape } from './content-shape.js';
 import type { Avail } from './cue-finder.js';

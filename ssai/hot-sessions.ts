@@ -2,7 +2,7 @@
 // the store once, the store staying the source of truth.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
+import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from './avail-record.js';
 import { ssaiError, type SsaiError } from './errors.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 import { exactArray, type SessionStore } from './session-store.js';

@@ -5,8 +5,8 @@
 // them as one deflated string (~270 characters for that break) and they are inflated on use.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import type { AvailRecord, PlannedAdRecord } from './ad-planner.js';
-import type { TrackingEvents } from './vast-decision.js';
+import type { AvailRecord, PlannedAdRecord } from './avail-record.js';
+import type { TrackingEvents } from './linear-ad.js';
 
 export const NO_TRACKING: TrackingEvents = Object.freeze({
   impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [],

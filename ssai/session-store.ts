@@ -122,7 +122,7 @@ const fromEntry = (e: Entry | undefined): unknown => (e === NULL_VALUE ? null : 
 const SHORT_TTL_MS = 60_000;
 
 /**
- * The kinds of key that belong to one viewer session (`<kind>:<session id>[:<rest>]`, ad-planner `keys` and the beacon
+ * The kinds of key that belong to one viewer session (`<kind>:<session id>[:<rest>]`, avail-record `keys` and the beacon
  * marks): the memory store keeps them together, one LRU entry per session instead of one per key.
  */
 const SESSION_KINDS = new Set(['session', 'avails', 'avail', 'obs', 'vmap', 'beacon']);

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { prepareSlate } from '../vod-encoder/prepare-creative.js';
 import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
-import type { PrepareSlateFn } from './ad-planner.js';
+import type { PrepareSlateFn } from './slate-fill.js';
 
 export interface LocalSlateOptions {
   /** the creative cache directory inside the served media store (creative URLs must resolve there) */

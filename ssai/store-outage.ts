@@ -1,7 +1,7 @@
 // What the proxy does while its session store (Redis) is away (issue 27): every playlist is still answered. A break
 // that needs a decision plays its content, and that choice is kept (in this process, then in the store when it is
 // back) so the session numbers its playlists the same way on every later reload.
-import type { AvailRecord } from './ad-planner.js';
+import type { AvailRecord } from './avail-record.js';
 import { growingLru } from './growing-lru.js';
 import type { Avail } from './cue-finder.js';
 import type { MediaPlaylist } from './playlist-scanner.js';

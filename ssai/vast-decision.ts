@@ -7,12 +7,7 @@ import { createRequire } from 'node:module';
 import { request } from 'undici';
 import type { SpliceInfo } from './scte35.js';
 import { inlineLinearAds } from './vast-inline.js';
-
-export type MediaFileInfo = { url: string; type: string; width: number; height: number; bitrate: number };
-export type TrackingEvents = {
-  impression: string[]; start: string[]; firstQuartile: string[]; midpoint: string[]; thirdQuartile: string[]; complete: string[]; error: string[];
-};
-export type LinearAd = { adId: string; creativeId: string; sequence?: number; duration: number; mediaFiles: MediaFileInfo[]; trackingEvents: TrackingEvents };
+import type { LinearAd } from './linear-ad.js';
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };

@@ -3,7 +3,7 @@
 // running the client cost ~2 ms per decision, which 10,000 viewers with their own ads cannot afford at a break start.
 // Anything else (a wrapper, a document the tokenizer does not follow) returns undefined and takes the full path; a test
 // holds both paths to the same answers over the IAB samples of the shared vectors.
-import type { LinearAd } from './vast-decision.js';
+import type { LinearAd } from './linear-ad.js';
 
 type El = { name: string; attrs: Record<string, string>; children: El[]; text: string };
 

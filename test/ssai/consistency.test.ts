@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys, type AvailRecord } from '../../ssai/ad-planner.js';
+import { keys, type AvailRecord } from '../../ssai/avail-record.js';
 import { checkPlaylist } from '../../ssai/playlist-checker.js';
 import { oneRecordPerBreak } from '../../ssai/server.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';

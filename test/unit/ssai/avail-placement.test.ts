@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AvailRecord, CreativePlan } from '../../../ssai/ad-planner.js';
+import type { AvailRecord } from '../../../ssai/avail-record.js';
+import type { CreativePlan } from '../../../ssai/creative-plan.js';
 import { placeAvail } from '../../../ssai/avail-placement.js';
 import type { VariantEntry } from '../../../ssai/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
-import type { AvailRecord, SessionRecord } from '../../../ssai/ad-planner.js';
+import type { AvailRecord, SessionRecord } from '../../../ssai/avail-record.js';
 import type { Avail } from '../../../ssai/cue-finder.js';
 import { DecisionScheduler, type DecisionSchedulerDeps } from '../../../ssai/decision-scheduler.js';
 import { createSsaiMetrics } from '../../../ssai/metrics.js';

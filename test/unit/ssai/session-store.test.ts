@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../../ssai/ad-planner.js';
+import { keys } from '../../../ssai/avail-record.js';
 import { MemorySessionStore, RedisSessionStore } from '../../../ssai/session-store.js';
 import { deleteRedisPrefix, REDIS_URL, redisAvailable, testRedisPrefix } from '../../helpers/redis.js';
 

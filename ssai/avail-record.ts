@@ -1,0 +1,81 @@
+// What a session keeps in the store (issue 5 "Ad decisions"): the session, its breaks' decisions, and the key scheme
+// they are stored under, read by every rendition, reload and instance.
+import type { TrackingEvents } from './linear-ad.js';
+import type { VariantEntry } from './manifest-rewriter.js';
+
+export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
+
+export interface SessionRecord {
+  id: string;
+  guid: string;
+  /** absolute origin URL of the playlist the session started from */
+  origin: string;
+  variants: VariantEntry[];
+  rungs: Rung[];
+  playerParams: Record<string, string>;
+  createdAt: number;
+}
+
+export type PlannedAdRecord = {
+  adId: string; creativeId: string; duration: number; creativeKey: string; slate?: boolean;
+  /** while the decision is made, and in records stored before the record's packed `tracking` (read with trackingOf) */
+  tracking?: TrackingEvents;
+};
+export interface AvailRecord {
+  id: string;
+  index: number;
+  startSegmentIndex: number;
+  endSegmentIndex: number;
+  duration: number;
+  slotDuration: number;
+  startPdtMs?: number;
+  ads: PlannedAdRecord[];
+  skipped: Array<{ adId: string; reason: string }>;
+  /** the ad server failure, when the decision failed */
+  error?: string;
+  /**
+   * when it was decided (ms since the epoch): in records stored before; no longer written, as nothing read it and it
+   * cost a 16-byte heap number per break per viewer (issue 19 point 4)
+   */
+  decidedAt?: number;
+  /** VOD insertion (issue 19 point 2): the ads go before startSegmentIndex, no content is replaced (end = start) */
+  insert?: true;
+  /** VOD: seconds of content before the break */
+  contentOffsetSeconds?: number;
+  /**
+   * the ads' ids, joined by NUL, when they are kept apart from `ads` (whose adId is then ''): read them with
+   * adIdsOf(record) (ssai/packed-tracking.ts)
+   */
+  adIds?: string;
+  /** the ads' tracking events, packed (ssai/packed-tracking.ts): read them with trackingOf(record, adIndex) */
+  tracking?: string;
+  /** live: the break left the window for good; only what the numbering of later playlists needs is kept (retired()) */
+  retired?: true;
+}
+
+/**
+ * A live break long out of the window, as it is kept for the rest of the session (issue 19 point 4, memory per
+ * viewer): the numbering of every later playlist still counts its segments (its place, slots and creatives), but its
+ * beacons, ad ids, skips and error are gone with the players' need of them (every player has fetched its segments).
+ * What is left is mostly shared between viewers given the same creatives (the store keeps equal small values once).
+ */
+export function retired(record: AvailRecord): AvailRecord {
+  const kept: AvailRecord = {
+    id: record.id, index: record.index, startSegmentIndex: record.startSegmentIndex, endSegmentIndex: record.endSegmentIndex,
+    duration: record.duration, slotDuration: record.slotDuration,
+    ads: record.ads.map((a) => (a.slate ? { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey, slate: true } : { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey })),
+    skipped: [], retired: true,
+  };
+  if (record.startPdtMs !== undefined) kept.startPdtMs = record.startPdtMs;
+  return kept;
+}
+
+export const keys = {
+  session: (sid: string) => `session:${sid}`,
+  availList: (sid: string) => `avails:${sid}`,
+  avail: (sid: string, availId: string) => `avail:${sid}:${availId}`,
+  lock: (sid: string, availId: string) => `lock:${sid}:${availId}`,
+  observed: (sid: string, n: number) => `obs:${sid}:${n}`,
+  creative: (key: string) => `creative:${key}`,
+  vmap: (sid: string) => `vmap:${sid}`,
+};

@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// Issue 29 step 3: modules of the SSAI proxy import each other one way only. A circle (even through a type-only
+// import) means two modules share a concept neither owns: move it to the module that should own it.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const dir = path.join(root, 'ssai');
+
+function sourceFiles(): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => path.join(dir, file));
+}
+
+/** Relative imports of a file that stay inside ssai/ (static, type-only, re-exports and dynamic imports alike). */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.\.?\/[^'"]+)['"]/g)) {
+    const target = path.resolve(path.dirname(file), m[1]!.replace(/\.js$/, '.ts'));
+    if (target.startsWith(dir + path.sep)) found.push(target);
+  }
+  return found;
+}
+
+/** The import circles of a graph: its strongly connected components of more than one module, or of one importing itself. */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next); low.set(v, next); next++;
+    stack.push(v); onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
+      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do { w = stack.pop()!; onStack.delete(w); component.push(w); } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+describe('ssai import graph', () => {
+  it('finds a circle in a graph that has one (the check itself works)', () => {
+    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    expect(circles(graph)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('has no import circles among the modules of ssai/', () => {
+    const files = sourceFiles();
+    expect(files.length).toBeGreaterThan(10);
+    const graph = new Map(files.map((f) => [f, importsOf(f)]));
+    const found = circles(graph).map((c) => c.map((f) => path.relative(root, f)).join(' ↔ '));
+    expect(found).toEqual([]);
+  });
+});
