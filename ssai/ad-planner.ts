@@ -11,7 +11,7 @@ import type { SessionStore } from './session-store.js';
 import { pickAdsForAvail, type AdDecisionClient, type LinearAd, type MediaFileInfo, type TrackingEvents } from './vast-decision.js';
 import { h264Of, type ContentShape } from './content-shape.js';
 import type { VariantEntry } from './manifest-rewriter.js';
-import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { packRecord } from './packed-tracking.js';
 import type { AdDecisionRequest, AdDecisionResult, VmapBreak } from './vast-decision.js';

@@ -2,7 +2,7 @@
 // track's kind, ready for the manifest rewriter.
 import { closestTrack, type AdPlanner, type AvailRecord, type CreativePlan, type CreativeTrack } from './ad-planner.js';
 import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
-import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
 import { adIdsOf } from './packed-tracking.js';
 
 /** Key of a break's start on one track in the session's observed marks (avail ids never start with '@'). */

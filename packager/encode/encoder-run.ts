@@ -5,7 +5,7 @@ import path from 'node:path';
 import HLS from 'hls-parser';
 import { encodedRenditions, type EncoderPlan } from './encoder-plan.js';
 import { encoderArgs, privatePlaylist, type RunInput, type RunPaths } from './ffmpeg-args.js';
-import { FfmpegProcess, type FfmpegExit, type ProgressSample } from './ffmpeg-process.js';
+import { FfmpegProcess, type FfmpegExit, type ProgressSample } from '../../media/ffmpeg-process.js';
 
 export interface FinishedSegment {
   renditionId: string;

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import type { Logger } from '../../src/core/logger.js';
 import type { EncoderPlan } from './encoder-plan.js';
 import { EncoderRun, type FinishedSegment } from './encoder-run.js';
-import type { FfmpegExit, ProgressSample } from './ffmpeg-process.js';
+import type { FfmpegExit, ProgressSample } from '../../media/ffmpeg-process.js';
 import type { RunInput } from './ffmpeg-args.js';
 
 /** Where the encoder reads from: the active input's ffmpeg arguments; pull inputs can be probed for a retry. */

@@ -12,7 +12,7 @@ import { AdPlanner, closestTrack, mediaStoreUrl, SLATE_AD_ID, type AdPlannerDeps
 import { findAvails, type Avail } from '../../ssai/cue-finder.js';
 import { stitchMediaPlaylist, type PlannedAd } from '../../ssai/manifest-rewriter.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
-import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
 import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore, type SessionStore } from '../../ssai/session-store.js';
 import { localSlatePreparer, slateImageFrom } from '../../ssai/slate.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AD_SECONDS, VastServer } from '../../fixtures/vast-server.js';
 import { AdPlanner, mediaStoreUrl, type PrepareFn, type SessionRecord } from '../../ssai/ad-planner.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
-import { scanMediaPlaylist, type MediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore } from '../../ssai/session-store.js';
 import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/vast-decision.js';
