@@ -1,5 +1,6 @@
 // Runs a CLI tool (ffmpeg, ffprobe, pocketsphinx) to completion: the VOD encoder and the live packager's archive merge.
-import { execFile } from 'node:child_process';
+// An FfmpegProcess that keeps all its output, with execFile's answers (the form these callers were written against).
+import { FfmpegProcess } from './ffmpeg-process.js';
 
 export interface ToolOutput {
   exitCode: number;
@@ -7,25 +8,22 @@ export interface ToolOutput {
   stderr: string;
 }
 
+/** Output kept per stream; more kills the tool (execFile's maxBuffer). */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
 /**
  * Runs a CLI tool to completion; never rejects (a spawn failure is exit code -1 with the message). An aborted signal
- * kills the tool and resolves once it has exited (execFile's own `signal` answers before the exit, while the tool may
- * still be writing files the caller is about to remove).
+ * kills the tool and resolves once it has exited (the caller may be about to remove the files it writes).
  */
-export function execTool(bin: string, args: string[], timeoutMs = 600_000, signal?: AbortSignal): Promise<ToolOutput> {
-  return new Promise((resolve) => {
-    const onAbort = (): void => { child.kill('SIGKILL'); };
-    const child = execFile(bin, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (!err) return resolve({ exitCode: 0, stdout, stderr });
-      const failed = err as NodeJS.ErrnoException & { code?: unknown; killed?: boolean; signal?: NodeJS.Signals | null };
-      // A tool that ran and failed said why on stderr; err.message would repeat that stderr after the whole command
-      // line (server paths included), so it is added only when the tool did not run to an exit code.
-      if (typeof failed.code === 'number') return resolve({ exitCode: failed.code, stdout: stdout ?? '', stderr: stderr ?? '' });
-      const why = failed.killed || failed.signal ? `killed by ${failed.signal ?? 'a signal'}${signal?.aborted ? '' : ' (time limit or outside kill)'}` : err.message;
-      resolve({ exitCode: -1, stdout: stdout ?? '', stderr: `${stderr ?? ''}\n${why}` });
-    });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
+export async function execTool(bin: string, args: string[], timeoutMs = 600_000, signal?: AbortSignal): Promise<ToolOutput> {
+  // not in a group of its own: like execFile, it goes with the engine's terminal
+  const exit = await new FfmpegProcess({
+    bin, args, group: false, keepOutput: MAX_OUTPUT_BYTES, timeoutMs, ...(signal ? { abort: signal } : {}),
+  }).exited;
+  const { stdout, stderr } = exit;
+  if (exit.error === undefined && exit.code === 0 && exit.signal === null) return { exitCode: 0, stdout, stderr };
+  // A tool that ran and failed said why on stderr; the why is added only when it did not run to an exit code.
+  if (exit.error === undefined && exit.code !== null && exit.code >= 0) return { exitCode: exit.code, stdout, stderr };
+  const why = exit.error ?? `killed by ${exit.signal ?? 'a signal'}${signal?.aborted ? '' : ' (time limit or outside kill)'}`;
+  return { exitCode: -1, stdout, stderr: `${stderr}\n${why}` };
 }
