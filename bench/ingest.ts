@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnFfmpeg, type FfmpegProcess } from '../packager/ingest/ffmpeg-process.js';
+import { spawnFfmpeg, type StartedFfmpeg } from '../media/ffmpeg-process.js';
 import type { IngestFront } from '../packager/ingest/ingest-front.js';
 import { RtmpServer } from '../packager/ingest/rtmp/rtmp-server.js';
 import { openRtmpFront } from '../packager/ingest/rtmp/rtmp-front.js';
@@ -81,7 +81,7 @@ function senderArgs(protocol: PushProtocol, source: string, port: number): strin
 }
 
 /** The receiver copies (no decode), so its CPU is the transport's; stats every 100 ms for the first-frame time. */
-function receive(inputArgs: string[]): FfmpegProcess {
+function receive(inputArgs: string[]): StartedFfmpeg {
   return spawnFfmpeg(FFMPEG, ['-stats_period', '0.1', '-loglevel', 'error', ...inputArgs, '-map', '0', '-c', 'copy', '-f', 'null', '-']);
 }
 
@@ -94,13 +94,13 @@ async function waitFor(condition: () => boolean, timeoutMs: number, what: string
 }
 
 async function runOnce(protocol: PushProtocol, mode: Mode, source: string): Promise<Sample> {
-  const children: FfmpegProcess[] = [];
+  const children: StartedFfmpeg[] = [];
   let front: IngestFront | undefined;
   let listenerPid: () => number | undefined = () => undefined;
   let rtmp: RtmpServer | undefined;
   try {
     let port: number;
-    let receiver: FfmpegProcess | undefined;
+    let receiver: StartedFfmpeg | undefined;
     let connectedAt: number | undefined;
     const startReceiver = (args: string[]) => {
       receiver = receive(args);
@@ -144,7 +144,7 @@ async function runOnce(protocol: PushProtocol, mode: Mode, source: string): Prom
     await waitFor(() => (receiver?.progress.frames ?? 0) > 0, 30_000, `${protocol} ${mode} first frame`);
     const firstFrameMs = Date.now() - startedAt;
     await sleep(1_000); // past the start-up burst
-    const active = receiver as unknown as FfmpegProcess;
+    const active = receiver as unknown as StartedFfmpeg;
     const node0 = process.cpuUsage();
     const receiver0 = await processCpuSec(active.pid);
     const listener = listenerPid();
@@ -167,7 +167,7 @@ async function runOnce(protocol: PushProtocol, mode: Mode, source: string): Prom
       fps: round((active.progress.frames - frames0) / seconds),
     };
   } finally {
-    await Promise.all(children.map((child) => child.kill(1_000)));
+    await Promise.all(children.map((child) => child.stop(1_000)));
     await front?.close();
     await rtmp?.close();
   }

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { Parser } from 'm3u8-parser';
 import { findAvails } from '../ssai/cue-finder.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail } from '../ssai/manifest-rewriter.js';
-import { scanMediaPlaylist } from '../ssai/playlist-scanner.js';
-import { encodeScte35 } from '../ssai/scte35-encoder.js';
+import { scanMediaPlaylist } from '../media/playlist-scanner.js';
+import { encodeScte35 } from '../media/scte35-encoder.js';
 import { originPlaylist, PDT0 } from '../test/unit/ssai/helpers/origin.js';
 
 const root = path.resolve(import.meta.dirname, '..');

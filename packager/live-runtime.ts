@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../src/core/logger.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
-import { killOrphans } from './encode/ffmpeg-process.js';
+import { killOrphans } from '../media/ffmpeg-orphans.js';
 import { claimWorkDir, ownerAlive, ownerOf, readOwner, registerRuntime, type ChannelOwner } from './channel-owner.js';
 import { FrontRegistry } from './ingest/front-registry.js';
 import { LiveChannel, liveDir, workDir, type ChannelState } from './live-channel.js';

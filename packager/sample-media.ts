@@ -1,12 +1,12 @@
 // The clip the catalog's mp4-loop-test blueprint loops (issue 26 §4): a fresh DATA_DIR has none, so the engine makes
 // it at start, in the background, with ffmpeg's own test sources. It appears whole or not at all (written beside,
 // then hard-linked into place), and a clip already there (the user's own) is never replaced.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { link, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../src/core/logger.js';
+import { execTool } from '../media/exec-tool.js';
 import type { FrontFactory } from './ingest/front-registry.js';
 import { IngestConfigError, mp4Front, type PullInputSettings } from './ingest/pull/pull-fronts.js';
 
@@ -77,12 +77,8 @@ export class SampleMedia {
     // beside the clip (same file system, so the link is atomic), hidden, unique per process
     const partial = path.join(path.dirname(this.file), `.sample-${process.pid}-${randomBytes(4).toString('hex')}.mp4`);
     try {
-      await new Promise<void>((resolve, reject) => {
-        execFile(this.options.ffmpegPath, sampleMediaArgs(partial), { timeout: GENERATE_TIMEOUT_MS, signal: this.abort.signal }, (error, _stdout, stderr) => {
-          if (error) reject(new Error(`ffmpeg: ${stderr.trim().split('\n')[0] || error.message}`));
-          else resolve();
-        });
-      });
+      const out = await execTool(this.options.ffmpegPath, sampleMediaArgs(partial), GENERATE_TIMEOUT_MS, this.abort.signal);
+      if (out.exitCode !== 0) throw new Error(`ffmpeg: ${out.stderr.trim().split('\n')[0] || `exit code ${out.exitCode}`}`);
       // link, not rename: it fails when a clip appeared meanwhile (the user's, or another packager's on a shared
       // DATA_DIR), which is then kept
       await link(partial, this.file).catch(async (error: NodeJS.ErrnoException) => {

@@ -9,7 +9,7 @@ import type { Avail } from './cue-finder.js';
 import type { LinearAd, MediaFileInfo } from './linear-ad.js';
 import type { SsaiMetrics } from './metrics.js';
 import { packRecord } from './packed-tracking.js';
-import type { MediaPlaylist } from './playlist-scanner.js';
+import type { MediaPlaylist } from '../media/playlist-scanner.js';
 import { SlateFill, type SlateFillDeps } from './slate-fill.js';
 import { pickAdsForAvail, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';

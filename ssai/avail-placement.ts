@@ -4,7 +4,7 @@ import { closestTrack, type CreativePlan, type CreativeTrack } from './creative-
 import type { AdPlanner } from './ad-planner.js';
 import type { AvailRecord } from './avail-record.js';
 import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
-import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
 import { adIdsOf } from './packed-tracking.js';
 
 /** Key of a break's start on one track in the session's observed marks (avail ids never start with '@'). */

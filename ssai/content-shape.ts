@@ -4,8 +4,8 @@
 import { LRUCache } from 'lru-cache';
 import type { H264Profile, TargetRung } from '../vod-encoder/prepare-creative.js';
 import type { VariantEntry } from './manifest-rewriter.js';
-import { probeSegment, type SegmentStreams } from './media-probe.js';
-import { resolveUri, type MediaPlaylist } from './playlist-scanner.js';
+import { probeSegment, type SegmentStreams } from '../media/media-probe.js';
+import { resolveUri, type MediaPlaylist } from '../media/playlist-scanner.js';
 
 export type ContentShape = {
   container: 'ts' | 'fmp4';

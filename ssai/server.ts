@@ -18,7 +18,7 @@ import { fail, json, playlist, readBody, writeReply, type Reply } from './http-r
 import type { SsaiMetrics, PlaylistKind } from './metrics.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from './manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
-import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';

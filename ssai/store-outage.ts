@@ -4,7 +4,7 @@
 import type { AvailRecord } from './avail-record.js';
 import { growingLru } from './growing-lru.js';
 import type { Avail } from './cue-finder.js';
-import type { MediaPlaylist } from './playlist-scanner.js';
+import type { MediaPlaylist } from '../media/playlist-scanner.js';
 import { rewriteMultivariant } from './manifest-rewriter.js';
 import type { SsaiMetrics, StoreOperation } from './metrics.js';
 import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';

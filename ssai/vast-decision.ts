@@ -5,7 +5,7 @@ import { DOMParser } from '@xmldom/xmldom';
 import { VASTClient } from '@dailymotion/vast-client';
 import { createRequire } from 'node:module';
 import { request } from 'undici';
-import type { SpliceInfo } from './scte35.js';
+import type { SpliceInfo } from '../media/scte35.js';
 import { inlineLinearAds } from './vast-inline.js';
 import type { LinearAd } from './linear-ad.js';
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { keys, type SessionRecord } from './avail-record.js';
 import type { Avail } from './cue-finder.js';
 import type { SsaiMetrics } from './metrics.js';
-import { isVodPlaylist, type MediaPlaylist } from './playlist-scanner.js';
+import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
 import type { SessionStore } from './session-store.js';
 import type { VmapBreak } from './vast-decision.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';

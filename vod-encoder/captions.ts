@@ -7,7 +7,8 @@ import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import type { Logger } from 'pino';
 import { CMAF_DIR, DASH_MANIFEST_NAME, HLS_MASTER_NAME } from './encode.js';
 import { failure, stderrTail, type VodResult } from './errors.js';
-import { execTool, ffmpegOnce } from './ffmpeg-runner.js';
+import { execTool } from '../media/exec-tool.js';
+import { ffmpegOnce } from './ffmpeg-runner.js';
 import { vttTime } from './thumbnails.js';
 
 export interface RecognizedWord {

@@ -1,10 +1,9 @@
-// Runs ffmpeg (through fluent-ffmpeg) and other CLI tools with progress, cancel and a stderr tail for reasons.
+// Runs the VOD encode's ffmpeg (through fluent-ffmpeg) with progress, cancel, a stall watchdog and a stderr tail for
+// reasons; short ffmpeg runs go through the media toolbox's runner (media/exec-tool.ts).
 import ffmpeg, { type FfmpegCommand } from 'fluent-ffmpeg';
 import { failure, stderrTail, type VodErrorCode, type VodResult } from './errors.js';
-import { execTool } from '../src/core/exec-tool.js';
-
-// the VOD modules reach the shared tool runner through this one
-export { execTool, type ToolOutput } from '../src/core/exec-tool.js';
+import { execTool } from '../media/exec-tool.js';
+import { configureToolPaths, ffmpegBin } from '../media/tool-paths.js';
 
 export interface EncodeProgress {
   /** 0..100 over the whole job. */
@@ -105,29 +104,16 @@ export function runFluent(command: FfmpegCommand, opts: RunFluentOptions): Runni
   };
 }
 
-// Tool paths come from the engine config (DESIGN: FFMPEG_PATH/FFPROBE_PATH), set once at boot; PATH by default.
-const tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
-
+/** Sets the tool paths from the engine config (media/tool-paths.ts), fluent-ffmpeg's included. */
 export function configureTools(paths: { ffmpegPath?: string; ffprobePath?: string }): void {
-  if (paths.ffmpegPath) {
-    tools.ffmpeg = paths.ffmpegPath;
-    ffmpeg.setFfmpegPath(paths.ffmpegPath);
-  }
-  if (paths.ffprobePath) {
-    tools.ffprobe = paths.ffprobePath;
-    ffmpeg.setFfprobePath(paths.ffprobePath);
-  }
-}
-export function ffmpegBin(): string {
-  return tools.ffmpeg;
-}
-export function ffprobeBin(): string {
-  return tools.ffprobe;
+  configureToolPaths(paths);
+  if (paths.ffmpegPath) ffmpeg.setFfmpegPath(paths.ffmpegPath);
+  if (paths.ffprobePath) ffmpeg.setFfprobePath(paths.ffprobePath);
 }
 
 /** A fluent-ffmpeg command bound to the configured binary. */
 export function newCommand(): FfmpegCommand {
-  return ffmpeg().setFfmpegPath(tools.ffmpeg);
+  return ffmpeg().setFfmpegPath(ffmpegBin());
 }
 
 /** Runs a short ffmpeg command with argv; ok or a typed failure with the stderr tail. */

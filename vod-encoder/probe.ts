@@ -1,5 +1,6 @@
 // ffprobe a source into the few facts the ladder and records need; a non-media file is a typed failure.
-import { execTool, ffprobeBin } from './ffmpeg-runner.js';
+import { execTool } from '../media/exec-tool.js';
+import { ffprobeBin } from '../media/tool-paths.js';
 import { failure, firstErrorLine, stderrTail, type VodResult } from './errors.js';
 
 export interface MediaInfo {

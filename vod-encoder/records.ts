@@ -7,7 +7,8 @@ import { Parser, type M3u8Manifest } from 'm3u8-parser';
 import { parse as parseMpd, type MpdPlaylist } from 'mpd-parser';
 import { CMAF_DIR, DASH_MANIFEST_NAME, HLS_MASTER_NAME } from './encode.js';
 import { failure, VodError, isVodError, type VodResult } from './errors.js';
-import { execTool, ffprobeBin } from './ffmpeg-runner.js';
+import { execTool } from '../media/exec-tool.js';
+import { ffprobeBin } from '../media/tool-paths.js';
 import type {
   DashFormat, DashSegmentRecord, FormatsRecord, HlsFormat, HlsManifestRecord, HlsManifestSegment, HlsSegmentRecord,
   HlsVariant, Mp4Format, VodRecords,

@@ -2,8 +2,8 @@
 // the SCTE-35 splice_insert (so the proxy can decide ads before the break), then marked on the segments with
 // EXT-X-CUE-OUT:<d> at the first segment boundary at or after the break's start, EXT-X-CUE-OUT-CONT while it lasts and
 // EXT-X-CUE-IN on the first segment after it. The SCTE-35 bytes come from the one codec the proxy also uses.
-import { encodeScte35 } from '../../ssai/scte35-encoder.js';
-import { TICKS_PER_SECOND } from '../../ssai/scte35.js';
+import { encodeScte35 } from '../../media/scte35-encoder.js';
+import { TICKS_PER_SECOND } from '../../media/scte35.js';
 import type { AdBreak } from '../channel-runtime.js';
 import type { AnnouncedRange, CueTag } from '../hls/live-playlist.js';
 

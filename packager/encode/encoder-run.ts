@@ -5,7 +5,7 @@ import path from 'node:path';
 import HLS from 'hls-parser';
 import { encodedRenditions, type EncoderPlan } from './encoder-plan.js';
 import { encoderArgs, privatePlaylist, type RunInput, type RunPaths } from './ffmpeg-args.js';
-import { FfmpegProcess, type FfmpegExit, type ProgressSample } from './ffmpeg-process.js';
+import { FfmpegProcess, type FfmpegExit, type ProgressSample } from '../../media/ffmpeg-process.js';
 
 export interface FinishedSegment {
   renditionId: string;
@@ -51,9 +51,12 @@ export class EncoderRun {
     this.kind = options.input.kind;
     this.tsOffsetSec = options.tsOffsetSec ?? 0;
     this.process = new FfmpegProcess({
-      ffmpegPath: options.ffmpegPath,
+      bin: options.ffmpegPath,
       args: encoderArgs(options.plan, options.input, options.paths, options.tsOffsetSec),
       pidFile: path.join(options.paths.workDir, `${options.paths.prefix}.pid`),
+      // the reason of a run that failed, bounded: it goes into logs and alarms
+      tailLines: 8,
+      tailChars: 1500,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     this.timer = setInterval(() => void this.poll(), POLL_MS);

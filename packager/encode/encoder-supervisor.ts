@@ -1,11 +1,11 @@
 // Keeps a channel's one ffmpeg running (issue 18, lifecycle): a crash restarts the input with backoff and raises
 // ENCODER_RESTARTED; a lost input (ffmpeg ends, or stalls) puts the slate on air and raises INPUT_LOSS while the input
 // is probed with backoff; both alarms clear when the input produces segments again. One run at a time.
-import { execFile } from 'node:child_process';
 import type { Logger } from '../../src/core/logger.js';
 import type { EncoderPlan } from './encoder-plan.js';
 import { EncoderRun, type FinishedSegment } from './encoder-run.js';
-import type { FfmpegExit, ProgressSample } from './ffmpeg-process.js';
+import { execTool } from '../../media/exec-tool.js';
+import type { FfmpegExit, ProgressSample } from '../../media/ffmpeg-process.js';
 import type { RunInput } from './ffmpeg-args.js';
 
 /** Where the encoder reads from: the active input's ffmpeg arguments; pull inputs can be probed for a retry. */
@@ -310,9 +310,9 @@ export class EncoderSupervisor {
     if (this.stopped || !source?.probe) return;
     this.retryTimer = setTimeout(() => {
       const args = ['-hide_banner', '-nostdin', '-loglevel', 'error', ...source.args(), '-frames:v', '1', '-f', 'null', '-'];
-      execFile(this.options.ffmpegPath, args, { timeout: 15_000 }, (error) => {
+      void execTool(this.options.ffmpegPath, args, 15_000).then(({ exitCode }) => {
         if (this.stopped || source !== this.source || this.run?.kind === 'input') return;
-        if (error) {
+        if (exitCode !== 0) {
           this.failures += 1;
           this.scheduleProbe();
         } else void this.replace({ kind: 'input', args: source.args() });

@@ -3,7 +3,7 @@
 // counters. Units follow the graphs endpoint: Mb/s, counts, frames/s, ms, packets, percent.
 import { readFileSync } from 'node:fs';
 import type { ChannelMetric } from '../channel-runtime.js';
-import type { ProgressSample } from '../encode/ffmpeg-process.js';
+import type { ProgressSample } from '../../media/ffmpeg-process.js';
 
 export interface SamplerSources {
   /** the encoder on air, for its read counter */

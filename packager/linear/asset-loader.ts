@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { makeAsset, type LinearAsset, type Track, type VariantTrack } from './asset.js';
 
 export interface AssetLocation {

@@ -3,7 +3,7 @@
 // MAP and PROGRAM-DATE-TIME at each item change, CUE-OUT / CUE-OUT-CONT / CUE-IN around the playlist's ad positions,
 // and each break announced ahead by an EXT-X-DATERANGE (SCTE35-OUT, PLANNED-DURATION) on the segments of its lead.
 // A segment's tags depend on the timeline only, never on where the window starts: a number, once listed, keeps them.
-import { encodeScte35 } from '../../ssai/scte35-encoder.js';
+import { encodeScte35 } from '../../media/scte35-encoder.js';
 import type { LinearAsset, Track } from './asset.js';
 import type { LiveWindow, PlacedSegment } from './timeline.js';
 

@@ -1,16 +1,15 @@
 // The slate of virtual channels (a gap with nothing scheduled plays it): 8 s of a plain frame and silence in 4 s fMP4
 // segments like the VOD encodes (an SSAI proxy takes the window's median segment as its slot length: slate must not
 // change it), video and audio apart, written once under the media store where /media serves it.
-import { execFile } from 'node:child_process';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { execTool } from '../../media/exec-tool.js';
 
 export const SLATE_DIR = 'linear-slate/v3';
 
-function run(bin: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(bin, args, { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 }, (err, _o, stderr) => (err ? reject(new Error(`${bin}: ${stderr.slice(-1500) || err.message}`)) : resolve()));
-  });
+async function run(bin: string, args: string[]): Promise<void> {
+  const out = await execTool(bin, args, 60_000);
+  if (out.exitCode !== 0) throw new Error(`${bin}: ${out.stderr.slice(-1500) || `exit code ${out.exitCode}`}`);
 }
 
 /** Writes the slate (unless there) and answers its directory; several processes may race: the rename decides. */

@@ -3,7 +3,7 @@
 // refuses or drops it, and raises OUTPUT_FAILURE meanwhile; the HLS outputs are never affected.
 import path from 'node:path';
 import type { Logger } from '../../src/core/logger.js';
-import { FfmpegProcess } from '../encode/ffmpeg-process.js';
+import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 
 const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
 
@@ -34,8 +34,11 @@ export class RtmpRelay {
     const { options } = this;
     this.startedAt = Date.now();
     this.process = new FfmpegProcess({
-      ffmpegPath: options.ffmpegPath,
-      // the work dir in the command line lets the orphan check recognise the process (ffmpeg-process.ts killOrphans)
+      bin: options.ffmpegPath,
+      // its reason, bounded: the last lines of stderr go into the alarm
+      tailLines: 8,
+      tailChars: 1500,
+      // the work dir in the command line lets the orphan check recognise the process (media/ffmpeg-orphans.ts)
       args: ['-hide_banner', '-nostdin', '-loglevel', 'error', '-live_start_index', '-1', '-i', options.playlist,
         '-map', '0:v:0', '-map', '0:a:0?', '-c', 'copy', '-metadata', `comment=${options.workDir}`, '-f', 'flv', options.url],
       pidFile: path.join(options.workDir, `rtmp-${options.name}.pid`),

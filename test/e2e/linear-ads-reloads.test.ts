@@ -14,7 +14,7 @@ import { foundationPart } from '../../src/foundation.part.js';
 import { linearPart } from '../../src/linear.part.js';
 import { createSsaiPart } from '../../src/ssai.part.js';
 import { vodPart } from '../../src/vod.part.js';
-import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { encodedVod, type BrokerHarness } from '../api/broker/broker-helpers.js';
 import { absoluteSegments } from '../helpers/hls-decode.js';
 import { startTestEngine } from '../helpers/engine.js';

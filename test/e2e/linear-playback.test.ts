@@ -16,7 +16,7 @@ import { foundationPart } from '../../src/foundation.part.js';
 import { linearPart } from '../../src/linear.part.js';
 import { createSsaiPart } from '../../src/ssai.part.js';
 import { vodPart } from '../../src/vod.part.js';
-import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 import { encodedVod, type BrokerHarness } from '../api/broker/broker-helpers.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestEngine } from '../helpers/engine.js';
 import { absoluteSegments, decodeSpans } from '../helpers/hls-decode.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LL_BREAK_AT, LL_LOOP_SEGMENTS, LL_SEGMENT_SECONDS, LlOriginServer } from '../../fixtures/ll-origin-server.js';
 import { VastServer } from '../../fixtures/vast-server.js';
-import { scanMultivariantPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import type { TestEngine } from '../helpers/engine.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
 import { startEngineWith } from '../ssai/setup.js';

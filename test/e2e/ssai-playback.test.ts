@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, LAYOUTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
-import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
 import { absoluteSegments, decodeSpans, type Decoded } from '../helpers/hls-decode.js';

@@ -4,8 +4,8 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { probeBytes } from '../../ssai/media-probe.js';
-import type { MediaSegment } from '../../ssai/playlist-scanner.js';
+import { probeBytes } from '../../media/media-probe.js';
+import type { MediaSegment } from '../../media/playlist-scanner.js';
 
 /** ffmpeg decodes a file to nothing: its errors, the video frames and the media seconds it decoded. */
 export function ffmpegDecode(input: string): Promise<{ errors: string; frames: number; seconds: number }> {

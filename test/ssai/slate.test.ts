@@ -16,7 +16,7 @@ import type { SessionRecord } from '../../ssai/avail-record.js';
 import { findAvails, type Avail } from '../../ssai/cue-finder.js';
 import { stitchMediaPlaylist, type PlannedAd } from '../../ssai/manifest-rewriter.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
-import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
 import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore, type SessionStore } from '../../ssai/session-store.js';
 import { localSlatePreparer, slateImageFrom } from '../../ssai/slate.js';

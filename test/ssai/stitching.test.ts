@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPlaylist } from '../../ssai/playlist-checker.js';
-import { scanMediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS, type CueForm } from '../../fixtures/origin-server.js';
 import { segmentUris, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 

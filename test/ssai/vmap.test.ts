@@ -12,7 +12,7 @@ import { mediaStoreUrl } from '../../ssai/creative-plan.js';
 import type { PrepareFn } from '../../ssai/creative-cache.js';
 import type { SessionRecord } from '../../ssai/avail-record.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
-import { scanMediaPlaylist, type MediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
 import { createSessionStore } from '../../ssai/session-store.js';
 import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/vast-decision.js';

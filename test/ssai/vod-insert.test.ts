@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_SEGMENTS, BREAK_START, CLIP_SEGMENTS, EPOCH_MS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
-import { parseAttributes, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist } from '../../ssai/playlist-scanner.js';
+import { parseAttributes, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from './setup.js';
 
 const CONTENT_SECONDS = CLIP_SEGMENTS * SEGMENT_SECONDS;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 // Lessons turned into checks (STYLE.md rule 13): each ban says why.
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SOURCE_DIRS = ['src', 'ssai', 'vod-encoder', 'packager'];
+const SOURCE_DIRS = ['src', 'media', 'ssai', 'vod-encoder', 'packager'];
 
 function sourceFiles(): string[] {
   return SOURCE_DIRS.flatMap((dir) => {

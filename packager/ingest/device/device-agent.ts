@@ -3,7 +3,7 @@
 // and confirms them with their version (the settings-sync state), and pushes its signal to its managed input
 // once the engine gave it one, restarting the push when it fails or its settings or input change.
 import type { Logger } from 'pino';
-import { spawnFfmpeg, type FfmpegProcess } from '../ffmpeg-process.js';
+import { spawnFfmpeg, type FfmpegProcess } from '../../../media/ffmpeg-process.js';
 import { signalArgs, signalSettings } from './device-signal.js';
 
 export interface DeviceAgentOptions {
@@ -186,6 +186,6 @@ export class DeviceAgent {
     this.push = undefined;
     this.state.pushArgs = undefined;
     this.state.pushPid = undefined;
-    if (push) await push.process.kill();
+    if (push) await push.process.stop();
   }
 }

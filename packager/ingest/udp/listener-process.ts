@@ -3,8 +3,8 @@
 // restarted when it ends (an SRT listener ends with its sender), killed and restarted when its sender went
 // silent (a RIST or RTP listener never ends by itself), killed with its process group when the input closes.
 // It is "ready" once its UDP port is bound: datagrams sent before are lost, so the relay holds them until then.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { FfmpegProcess } from '../../../media/ffmpeg-process.js';
 
 export interface ListenerExit {
   stderrTail: string;
@@ -51,11 +51,10 @@ export async function udpPortBound(port: number): Promise<boolean | undefined> {
 }
 
 export class ListenerProcess {
-  private child: ChildProcess | undefined;
+  private child: FfmpegProcess | undefined;
   /** the child being killed: its last output belongs to the sender that left and is dropped */
-  private retired: ChildProcess | undefined;
+  private retired: FfmpegProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
-  private tail: string[] = [];
 
   constructor(private readonly options: ListenerOptions) {}
 
@@ -64,37 +63,26 @@ export class ListenerProcess {
   }
 
   start(): void {
-    const child = spawn(this.options.ffmpegPath, [
-      '-hide_banner', '-nostdin', '-loglevel', 'error', ...this.options.inputArgs, '-map', '0', '-c', 'copy', '-f', 'mpegts', 'pipe:1',
-    ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: FfmpegProcess = new FfmpegProcess({
+      bin: this.options.ffmpegPath,
+      args: ['-hide_banner', '-nostdin', '-loglevel', 'error', ...this.options.inputArgs, '-map', '0', '-c', 'copy', '-f', 'mpegts', 'pipe:1'],
+      tailLines: TAIL_LINES,
+      onStdout: (bytes) => {
+        if (this.retired !== child) this.options.onData(bytes);
+      },
+    });
     this.child = child;
-    this.tail = [];
-    child.stdout?.on('data', (bytes: Buffer) => {
-      if (this.retired !== child) this.options.onData(bytes);
-    });
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-      for (const line of text.split(/\r?\n/)) {
-        if (!line.trim()) continue;
-        this.tail.push(line);
-        if (this.tail.length > TAIL_LINES) this.tail.shift();
-      }
-    });
-    this.exited = new Promise((resolve) => {
-      const done = () => {
-        const killed = this.retired === child;
-        if (this.child === child) this.child = undefined;
-        if (killed) this.retired = undefined;
-        resolve();
-        this.options.onExit({ stderrTail: this.tail.join('\n'), killed });
-      };
-      child.once('exit', done);
-      child.once('error', done);
+    this.exited = child.exited.then((exit) => {
+      const killed = this.retired === child;
+      if (this.child === child) this.child = undefined;
+      if (killed) this.retired = undefined;
+      this.options.onExit({ stderrTail: exit.stderrTail, killed });
     });
     void this.reportBound(child);
   }
 
   /** Calls onReady once this child's UDP port is bound (or after BIND_WAIT_MS), unless it ended before. */
-  private async reportBound(child: ChildProcess): Promise<void> {
+  private async reportBound(child: FfmpegProcess): Promise<void> {
     const startedAt = Date.now();
     for (;;) {
       if (this.child !== child || this.retired === child) return;
@@ -115,32 +103,15 @@ export class ListenerProcess {
    */
   async finish(graceMs: number): Promise<void> {
     const child = this.child;
-    const pid = child?.pid;
-    if (!child || pid === undefined) return this.exited;
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    signalGroup(pid, 'SIGTERM');
-    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
-    await Promise.all([this.exited, closed]);
-    clearTimeout(timer);
+    if (!child || child.pid === undefined) return this.exited;
+    await Promise.all([child.stop(graceMs), this.exited, child.closed]);
   }
 
   /** SIGTERM to the process group, SIGKILL after `graceMs` (0: SIGKILL at once); resolves when it is gone. */
   async kill(graceMs = 1_000): Promise<void> {
     const child = this.child;
-    const pid = child?.pid;
-    if (!child || pid === undefined) return this.exited;
+    if (!child || child.pid === undefined) return this.exited;
     this.retired = child;
-    signalGroup(pid, graceMs <= 0 ? 'SIGKILL' : 'SIGTERM');
-    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // gone already
+    await Promise.all([child.stop(graceMs), this.exited]);
   }
 }

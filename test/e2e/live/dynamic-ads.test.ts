@@ -12,7 +12,7 @@ import { livePart } from '../../../src/live.part.js';
 import { vodPart } from '../../../src/vod.part.js';
 import { createSsaiPart } from '../../../src/ssai.part.js';
 import { packagerPart } from '../../../packager/packager.part.js';
-import { decodeScte35 } from '../../../ssai/scte35.js';
+import { decodeScte35 } from '../../../media/scte35.js';
 import { VastServer } from '../../../fixtures/vast-server.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { SHARED_CREATIVES, variantUrls } from '../../ssai/setup.js';

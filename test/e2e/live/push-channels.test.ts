@@ -91,7 +91,7 @@ describe('channels with push inputs', () => {
     const sender = startSender(first.inputs[0].url, 'mpegts');
     await until(() => channel?.encoderPid(), (pid) => pid !== undefined && pid !== slatePid && commandLine(pid).includes('tcp://127.0.0.1'));
     expect((await stopAndSettle(engine, auth, id)).channelStatus).toBe('DONE');
-    await sender.kill();
+    await sender.stop();
 
     // starting the finished workflow again runs a copy: the managed input's address and key are the same
     const again = await engine.api('POST', '/channels', { headers: auth, body: { workflows: [id] } });

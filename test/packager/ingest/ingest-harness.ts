@@ -1,14 +1,14 @@
 // Real ffmpeg on both sides of a push front: a sender pushing a tiny testsrc + tone, and an encoder-side
 // receiver that reads the front's encoderInputArgs() and decodes frames.
 import type { IngestEvent, IngestFront } from '../../../packager/ingest/ingest-front.js';
-import { spawnFfmpeg, type FfmpegProcess } from '../../../packager/ingest/ffmpeg-process.js';
+import { spawnFfmpeg, type StartedFfmpeg } from '../../../media/ffmpeg-process.js';
 
 export const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';
 
-const started: FfmpegProcess[] = [];
+const started: StartedFfmpeg[] = [];
 
 /** Pushes `seconds` of 160x90 testsrc + sine in real time to `url` as `format` (flv, mpegts, rtp_mpegts). */
-export function startSender(url: string, format: string, options: { seconds?: number; outputOptions?: string[] } = {}): FfmpegProcess {
+export function startSender(url: string, format: string, options: { seconds?: number; outputOptions?: string[] } = {}): StartedFfmpeg {
   const child = spawnFfmpeg(FFMPEG, [
     '-loglevel', 'error', '-re',
     '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25',
@@ -24,7 +24,7 @@ export function startSender(url: string, format: string, options: { seconds?: nu
 }
 
 /** The encoder side: opens the front's input and decodes `frames` video frames, then exits 0. */
-export function startReceiver(front: IngestFront, frames = 25): FfmpegProcess {
+export function startReceiver(front: IngestFront, frames = 25): StartedFfmpeg {
   const child = spawnFfmpeg(FFMPEG, ['-loglevel', 'error', ...front.encoderInputArgs(), '-map', '0:v:0', '-frames:v', String(frames), '-f', 'null', '-']);
   started.push(child);
   return child;
@@ -32,7 +32,7 @@ export function startReceiver(front: IngestFront, frames = 25): FfmpegProcess {
 
 /** Kills every ffmpeg the test started (afterEach) and says which were still alive. */
 export async function killStarted(): Promise<void> {
-  await Promise.all(started.splice(0).map((child) => child.kill(500)));
+  await Promise.all(started.splice(0).map((child) => child.stop(500)));
 }
 
 export function isAlive(pid: number): boolean {

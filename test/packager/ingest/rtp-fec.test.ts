@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FecRecovery } from '../../../packager/ingest/udp/fec-recovery.js';
 import { openUdpFront, type UdpIngestFront } from '../../../packager/ingest/udp/udp-front.js';
-import { spawnFfmpeg } from '../../../packager/ingest/ffmpeg-process.js';
+import { spawnFfmpeg } from '../../../media/ffmpeg-process.js';
 import { FFMPEG, killStarted, nextEvent, startSender } from './ingest-harness.js';
 
 const L = 4;

@@ -100,7 +100,7 @@ describe.each(['SRT_PUSH', 'RTP'] as const)('%s sender that leaves and returns',
     const first = startReceiver(front, 100_000);
     await until(() => first.progress.frames >= 10);
     const disconnected = nextEvent(front, 'disconnected');
-    await sender.kill();
+    await sender.stop();
     await disconnected;
     // the encoder reads the end of its input: the runtime puts its slate on air
     await first.exited;
@@ -124,7 +124,7 @@ describe('the private listener', () => {
     const sender = push('RIST', front, { seconds: 30 });
     await connected;
     const disconnected = nextEvent(front, 'disconnected');
-    await sender.kill();
+    await sender.stop();
     expect((await disconnected).reason).toMatch(/no data/);
     await until(() => front.listenerPid() !== undefined && front.listenerPid() !== firstListener);
     expect(isAlive(firstListener)).toBe(false);
@@ -165,7 +165,7 @@ describe.each(['RIST', 'RTP', 'RTP_FEC'] as const)('%s sender that pushes while 
     expect(first.progress.frames).toBeGreaterThanOrEqual(25);
 
     const disconnected = nextEvent(front, 'disconnected');
-    await sender.kill();
+    await sender.stop();
     await disconnected;
     // back at once, while the killed listener is replaced by one that sleeps a second before it binds
     connected = nextEvent(front, 'connected');

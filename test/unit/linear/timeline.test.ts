@@ -6,7 +6,7 @@ import { expandSources, makeProgram, type Program } from '../../../packager/line
 import { ANNOUNCE_AHEAD_MS, renderMedia } from '../../../packager/linear/render.js';
 import { findAvails } from '../../../ssai/cue-finder.js';
 import { Timeline, type Block } from '../../../packager/linear/timeline.js';
-import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { fakeAsset } from './fake-assets.js';
 
 const A = fakeAsset('A', [4, 4, 2]);

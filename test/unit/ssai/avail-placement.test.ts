@@ -3,7 +3,7 @@ import type { AvailRecord } from '../../../ssai/avail-record.js';
 import type { CreativePlan } from '../../../ssai/creative-plan.js';
 import { placeAvail } from '../../../ssai/avail-placement.js';
 import type { VariantEntry } from '../../../ssai/manifest-rewriter.js';
-import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 
 const record: AvailRecord = { id: 'a', index: 0, startSegmentIndex: 1, endSegmentIndex: 3, duration: 4, slotDuration: 2, ads: [{ adId: 'x', creativeId: 'c', duration: 4, creativeKey: 'k', tracking: { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] } }], skipped: [] };
 const video: VariantEntry = { n: 0, kind: 'video', uri: 'http://o/v.m3u8', bandwidth: 500_000, resolution: '640x360' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findAvails } from '../../../ssai/cue-finder.js';
-import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
-import { encodeScte35 } from '../../../ssai/scte35-encoder.js';
+import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
+import { encodeScte35 } from '../../../media/scte35-encoder.js';
 import { originPlaylist, PDT0, type OriginOptions } from './helpers/origin.js';
 
 const avails = (o: OriginOptions) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { findAvails } from '../../../ssai/cue-finder.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type TrackKind } from '../../../ssai/manifest-rewriter.js';
 import { checkPlaylist } from '../../../ssai/playlist-checker.js';
-import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { originPlaylist, PDT0, type OriginOptions } from './helpers/origin.js';
 
 const ORIGIN = 'https://origin.example.com/live/ch1/video.m3u8?tok=a%2Fb';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stitchMediaPlaylist } from '../../../ssai/manifest-rewriter.js';
-import { scanMediaPlaylist } from '../../../ssai/playlist-scanner.js';
+import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { parsePlaylist } from './helpers/parsed-playlist.js';
 
 const ORIGIN = 'https://origin.example.com/live/ch1/720p/index.m3u8?token=eyJ.abc%2Fdef';

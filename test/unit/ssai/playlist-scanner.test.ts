@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAttributes, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, scanPlaylist } from '../../../ssai/playlist-scanner.js';
+import { parseAttributes, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, scanPlaylist } from '../../../media/playlist-scanner.js';
 
 const MEDIA = `#EXTM3U
 #EXT-X-VERSION:6

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   crc32Mpeg2, cueDirection, cueDurationSeconds, cueEventId, decodeScte35,
   type SegmentationDescriptor, type SpliceInfo,
-} from '../../../ssai/scte35.js';
-import { encodeScte35 } from '../../../ssai/scte35-encoder.js';
+} from '../../../media/scte35.js';
+import { encodeScte35 } from '../../../media/scte35-encoder.js';
 
 type Expected = Record<string, unknown> & { descriptors?: Record<string, unknown>[] };
 type Sample = { name: string; base64: string; expect: Expected };

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeScte35 } from '../../../ssai/scte35.js';
-import { encodeScte35 } from '../../../ssai/scte35-encoder.js';
+import { decodeScte35 } from '../../../media/scte35.js';
+import { encodeScte35 } from '../../../media/scte35-encoder.js';
 import { fillAdServerUrl, parseVmap, pickAdsForAvail, VastDecisionClient } from '../../../ssai/vast-decision.js';
 
 const IAB = VECTORS_DIR ? `${vectorPath('vast-iab')}/` : '';

@@ -1,7 +1,7 @@
 // The streams of one HLS segment (with its init segment when fMP4), read by ffprobe from the bytes: what the proxy
 // matches creatives to (issue 19 point 1) and what `engine check-playlist` compares between content and ad segments.
-import { spawn } from 'node:child_process';
-import { ffprobeBin } from '../vod-encoder/ffmpeg-runner.js';
+import { FfmpegProcess } from './ffmpeg-process.js';
+import { ffprobeBin } from './tool-paths.js';
 
 export type SegmentStreams = {
   video?: { codec: string; profile?: string; level?: number; width: number; height: number; frameRate?: number };
@@ -33,38 +33,30 @@ type ProbeJson = { streams?: Array<{ codec_type?: string; codec_name?: string; p
   r_frame_rate?: string; sample_rate?: string; channels?: number }> };
 
 /** ffprobe over the bytes on stdin; undefined when ffprobe is missing or reads no stream. */
-export function probeBytes(bytes: Buffer, timeoutMs = 5000): Promise<SegmentStreams | undefined> {
-  return new Promise((resolve) => {
-    let out = '';
-    let done = false;
-    const finish = (v: SegmentStreams | undefined): void => { if (!done) { done = true; clearTimeout(timer); resolve(v); } };
-    const child = spawn(ffprobeBin(), ['-v', 'error', '-print_format', 'json', '-show_streams', '-i', 'pipe:0'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); finish(undefined); }, timeoutMs);
-    child.on('error', () => finish(undefined));
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    // ffprobe may stop reading once it has seen the streams: a closed pipe is not an error here.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(bytes);
-    child.on('close', () => {
-      try {
-        const streams = (JSON.parse(out) as ProbeJson).streams ?? [];
-        const v = streams.find((s) => s.codec_type === 'video');
-        const a = streams.find((s) => s.codec_type === 'audio');
-        const r: SegmentStreams = {};
-        if (v) {
-          const [num, den] = (v.r_frame_rate ?? '').split('/').map(Number);
-          const fps = num && den ? num / den : undefined;
-          r.video = { codec: v.codec_name ?? '', width: v.width ?? 0, height: v.height ?? 0,
-            ...(v.profile ? { profile: v.profile } : {}), ...(v.level !== undefined ? { level: v.level } : {}),
-            ...(fps && fps < 240 ? { frameRate: Math.round(fps * 1000) / 1000 } : {}) };
-        }
-        if (a) r.audio = { codec: a.codec_name ?? '', sampleRate: Number(a.sample_rate) || 0, channels: a.channels ?? 0 };
-        finish(v || a ? r : undefined);
-      } catch {
-        finish(undefined);
-      }
-    });
-  });
+export async function probeBytes(bytes: Buffer, timeoutMs = 5000): Promise<SegmentStreams | undefined> {
+  const exit = await new FfmpegProcess({
+    bin: ffprobeBin(), args: ['-v', 'error', '-print_format', 'json', '-show_streams', '-i', 'pipe:0'],
+    group: false, stdin: bytes, keepOutput: Number.POSITIVE_INFINITY, timeoutMs, timeoutSignal: 'SIGKILL',
+  }).exited;
+  // ended by the time limit (or any signal): no answer, whatever it printed
+  if (exit.signal !== null || exit.error !== undefined) return undefined;
+  try {
+    const streams = (JSON.parse(exit.stdout) as ProbeJson).streams ?? [];
+    const v = streams.find((s) => s.codec_type === 'video');
+    const a = streams.find((s) => s.codec_type === 'audio');
+    const r: SegmentStreams = {};
+    if (v) {
+      const [num, den] = (v.r_frame_rate ?? '').split('/').map(Number);
+      const fps = num && den ? num / den : undefined;
+      r.video = { codec: v.codec_name ?? '', width: v.width ?? 0, height: v.height ?? 0,
+        ...(v.profile ? { profile: v.profile } : {}), ...(v.level !== undefined ? { level: v.level } : {}),
+        ...(fps && fps < 240 ? { frameRate: Math.round(fps * 1000) / 1000 } : {}) };
+    }
+    if (a) r.audio = { codec: a.codec_name ?? '', sampleRate: Number(a.sample_rate) || 0, channels: a.channels ?? 0 };
+    return v || a ? r : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The streams of a segment: its init segment (fMP4) and the segment fetched, joined and probed. */
