@@ -33,6 +33,11 @@ function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
   return [...list].sort((a, b) => (b.height - a.height) || (b.bitrate - a.bitrate))[0];
 }
 
+/** A decision's lock in the store: renewed every third of this while its holder decides. */
+const DECISION_LOCK_TTL_MS = 5_000;
+/** How long another instance waits for the lock holder's record at most (the playlists have their own deadline). */
+const MAX_DECISION_LOCK_WAIT_MS = 60_000;
+
 export class AdPlanner {
   private readonly deciding = new Map<string, Promise<AvailRecord>>();
   private readonly creatives: CreativeCache;
@@ -66,24 +71,39 @@ export class AdPlanner {
   private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
     const { store } = this.deps;
     const key = keys.avail(session.id, avail.id);
-    // Another instance may be deciding this avail: the lock winner decides, the others wait for its record.
-    const lock = await store.setIfAbsent(keys.lock(session.id, avail.id), 1, 5000);
+    // Another instance may be deciding this avail: the lock winner decides, the others wait for its record as long as
+    // the winner holds the lock (renewed while it decides: a creative's first preparation outlasts a fixed wait on a
+    // busy machine, and a second decision would ask the ad server twice). A lock gone without a record (the winner
+    // died) leaves the decision to this instance.
+    const lockKey = keys.lock(session.id, avail.id);
+    const lock = await store.setIfAbsent(lockKey, 1, DECISION_LOCK_TTL_MS);
     if (!lock.created) {
-      for (let waited = 0; waited < 4500; waited += 50) {
+      for (const until = Date.now() + MAX_DECISION_LOCK_WAIT_MS; Date.now() < until;) {
         await new Promise((r) => setTimeout(r, 50));
         const rec = await store.get<AvailRecord>(key);
         if (rec) return rec;
+        if ((await store.get(lockKey)) === undefined) {
+          const landed = await store.get<AvailRecord>(key);
+          if (landed) return landed;
+          break;
+        }
       }
     }
-    await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
-    const ids = [...new Set(await store.list(keys.availList(session.id)))];
-    const index = Math.max(0, ids.indexOf(avail.id));
-    // Stored with its beacon URLs packed: the store and the hot path keep them as one string (memory per viewer).
-    const record = packRecord(await this.decide(session, adServerUrl, avail, index, targetDuration, shape));
-    const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
-    // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
-    if (stored.created) this.countFill(record);
-    return stored.value;
+    const renew = setInterval(() => { store.set(lockKey, 1, DECISION_LOCK_TTL_MS).catch(() => undefined); }, DECISION_LOCK_TTL_MS / 3);
+    renew.unref();
+    try {
+      await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
+      const ids = [...new Set(await store.list(keys.availList(session.id)))];
+      const index = Math.max(0, ids.indexOf(avail.id));
+      // Stored with its beacon URLs packed: the store and the hot path keep them as one string (memory per viewer).
+      const record = packRecord(await this.decide(session, adServerUrl, avail, index, targetDuration, shape));
+      const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
+      // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
+      if (stored.created) this.countFill(record);
+      return stored.value;
+    } finally {
+      clearInterval(renew);
+    }
   }
 
   private countFill(record: AvailRecord): void {
