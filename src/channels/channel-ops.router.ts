@@ -54,6 +54,10 @@ export function channelOpsRoutes(ctx: EngineContext, channels: ChannelService): 
     route({
       method: 'get', path: '/channels/:workflowId/graphs', tag: 'live', summary: 'Samples of one channel metric between from and to (default: the last hour)',
       params: channelParams,
+      response: z.object({
+        workflowId: z.string(), metric: z.enum(CHANNEL_METRICS), unit: z.string(), from: z.string(), to: z.string(),
+        points: z.array(z.object({ timestamp: z.string(), value: z.number() })),
+      }),
       query: z.object({ metric: z.enum(CHANNEL_METRICS), from: z.iso.datetime({ offset: true }).optional(), to: z.iso.datetime({ offset: true }).optional() }),
       handler: async ({ params, query, principal }) => {
         const workflow = await channels.workflows.get(org(principal), params.workflowId);

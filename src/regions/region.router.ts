@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { route, type RouteSpec } from '../http/route.js';
 
@@ -6,6 +7,7 @@ export function regionRoutes(ctx: EngineContext): RouteSpec[] {
   return [
     route({
       method: 'get', path: '/regions', tag: 'live', summary: 'List the regions where channels run',
+      response: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), default: z.boolean() })) }),
       handler: () => ({
         items: ctx.config.regions.map((name) => ({
           name,
