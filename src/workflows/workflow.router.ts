@@ -11,12 +11,13 @@ import { syncWorkflowSubscriptions } from '../notifications/workflow-subscriptio
 import { LOCKED_STATUSES, scheduleSchema, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
 import { contentColumns, type NewWorkflow, type Workflow, type WorkflowStore } from './workflow.store.js';
 
-/** An item of GET /workflows: workflowView(workflow, false) (documented only, as every response schema). */
+/** The answer of GET /workflows, items of workflowView(workflow, false) (documented only, as every response schema). */
 const workflowItem = z.object({
   id: z.string(), name: z.string(), description: z.string(), status: z.enum(WORKFLOW_STATUSES), statusReason: z.string().nullable(),
   blueprintId: z.string().nullable(), created: z.string(), region: z.string(), tags: z.array(z.string()),
   sourceWorkflowId: z.string().optional(), schedule: scheduleSchema.optional(),
 });
+export const workflowList = z.object({ items: z.array(workflowItem) });
 
 export function workflowView(workflow: Workflow, detail: boolean) {
   return {
@@ -90,7 +91,7 @@ export function workflowRoutes(ctx: EngineContext, workflows: WorkflowStore, cha
     }),
     route({
       method: 'get', path: '/workflows', tag: 'live', summary: 'List workflows; tags=a,b (all of them), status=X,Y (any), sort=asc|desc',
-      query: workflowListQuery, response: z.object({ items: z.array(workflowItem) }),
+      query: workflowListQuery, response: workflowList,
       handler: async ({ query, principal }) => {
         const statuses = query.status ? query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : undefined;
         const wanted = query.tags ? query.tags.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean) : [];
