@@ -22,6 +22,8 @@ export const CONSOLE_TYPES: Array<{ name: string; method: string; path: string; 
   { name: 'GraphAnswer', method: 'get', path: '/channels/{workflowId}/graphs', at: [], doc: 'Samples of one channel metric (GET /channels/{workflowId}/graphs).' },
   { name: 'Adinsert', method: 'get', path: '/broker/adinserts/{guid}', at: ['data'], doc: 'An ad insertion configuration (GET /broker/adinserts/{guid}).' },
   { name: 'BrokerChannel', method: 'get', path: '/broker/channels/{guid}', at: ['data'], doc: 'A broker channel (GET /broker/channels/{guid}).' },
+  { name: 'BrokerKey', method: 'get', path: '/broker/api-keys', at: ['data', '[]'], doc: 'A broker API key (GET /broker/api-keys).' },
+  { name: 'Listing', method: 'get', path: '/broker/listings', at: ['data', '[]'], doc: 'A listing of a broker channel; start and end in Unix seconds (GET /broker/listings).' },
   { name: 'UploadSettings', method: 'get', path: '/broker/upload-multipart', at: ['data'], doc: 'Where uploads go (GET /broker/upload-multipart).' },
 ];
 

@@ -91,6 +91,30 @@ export interface BrokerChannel {
   updatedAt: number;
 }
 
+/** A broker API key (GET /broker/api-keys). */
+export interface BrokerKey {
+  name: string;
+  guid: string;
+  active: 0 | 1;
+  value: string;
+}
+
+/** A listing of a broker channel; start and end in Unix seconds (GET /broker/listings). */
+export interface Listing {
+  guid: string;
+  channel: string;
+  start: number;
+  end: number;
+  title: string;
+  description?: string;
+  color?: string;
+  imageUrl?: string;
+  playlist?: string;
+  vod?: string;
+  selectedMetaGroupGuid?: string;
+  meta: Record<string, unknown>;
+}
+
 /** Where uploads go (GET /broker/upload-multipart). */
 export interface UploadSettings {
   identityProviderRegion: string;

@@ -1,7 +1,9 @@
 // The shapes the console reads from the engine's API. Those the engine's /openapi.json describes are generated into
 // api-types.ts (`npm run gen:console-types`); the rest are written here, only the fields the console shows, until
 // their routes document a response schema.
-export type { Adinsert, BlueprintSummary, BrokerChannel, GraphAnswer, Region, UploadSettings, WorkflowItem } from './api-types';
+export type {
+  Adinsert, BlueprintSummary, BrokerChannel, BrokerKey, GraphAnswer, Listing, Region, UploadSettings, WorkflowItem,
+} from './api-types';
 
 export interface ChannelDetail {
   workflowId: string;
@@ -55,13 +57,6 @@ export interface Envelope<T> {
   data: T;
 }
 
-export interface BrokerKey {
-  name: string;
-  guid: string;
-  active: number;
-  value: string;
-}
-
 export interface MetaGroupField {
   name: string;
   type: 'string' | 'number' | 'enum' | 'boolean' | 'json';
@@ -76,20 +71,6 @@ export interface MetaGroup {
   name: string;
   attachment: string;
   fields: MetaGroupField[];
-}
-
-export interface Listing {
-  guid: string;
-  channel: string;
-  /** Unix seconds */
-  start: number;
-  end: number;
-  title: string;
-  description?: string;
-  color?: string;
-  imageUrl?: string;
-  playlist?: string;
-  vod?: string;
 }
 
 export interface PlaylistSource {

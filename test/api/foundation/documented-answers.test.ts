@@ -3,7 +3,9 @@
 // generated types come from these schemas (test/api/foundation/console-types.test.ts).
 import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brokerKeyList } from '../../../src/api-keys/api-key.router.js';
 import { blueprintList } from '../../../src/blueprints/blueprint.router.js';
+import { listingList } from '../../../src/broker-listings/listing.schema.js';
 import { recordMetric } from '../../../src/channels/channel-telemetry.store.js';
 import { graphAnswer } from '../../../src/channels/channel-ops.router.js';
 import { regionList } from '../../../src/regions/region.router.js';
@@ -49,5 +51,20 @@ describe('documented answers', () => {
     await recordMetric(engine.ctx.store.db, { workflowId: created.body.id, metric: 'NETWORK_IN', value: 5.5, at: Date.now() - 60_000 });
     const graph = await holds(graphAnswer, `/channels/${created.body.id}/graphs?metric=NETWORK_IN`);
     expect(graph.points).toHaveLength(1);
+  });
+
+  it('GET /broker/api-keys', async () => {
+    const created = await engine.api('POST', '/broker/api-keys', { headers: auth, body: { name: 'Scheduler', active: true } });
+    expect(created.status).toBe(201);
+    expect((await holds(brokerKeyList, '/broker/api-keys')).data).toHaveLength(1);
+  });
+
+  it('GET /broker/listings, with and without the optional fields', async () => {
+    const channel = (await engine.api('POST', '/broker/channels', { headers: auth, body: { name: 'Linear', description: '', active: 1, type: 'virtual', hasAds: 0 } })).body.guid;
+    const T = 1_900_000_000;
+    const listings = [{ start: T, end: T + 600, title: 'news' }, { start: T + 600, end: T + 1200, title: 'weather', description: 'Local', color: '#336699', imageUrl: 'https://img.example.test/w.png' }];
+    const posted = await engine.api('POST', '/broker/listings/multiple', { headers: auth, body: { channel, start: T, end: T + 1200, listings } });
+    expect(posted.status).toBe(200);
+    expect((await holds(listingList, `/broker/listings?channel=${channel}&start=${T}&end=${T + 1200}`)).data).toHaveLength(2);
   });
 });
