@@ -1,12 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { PROJECTS, projectFiles } from './test/projects.js';
+
+// Each test file lands in one project by what it uses (test/projects.ts): `npm test` runs them all, `npm run test:fast`
+// the unit and api ones (--project). Every project extends these settings; maxWorkers holds for the run as a whole.
+const files = projectFiles(fileURLToPath(new URL('.', import.meta.url)));
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Media tests run ffmpeg on 2 cores: too many files at once starve each other.
     maxWorkers: 2,
     pool: 'forks',
+    projects: PROJECTS.map((name) => ({ extends: true as const, test: { name, include: files[name] } })),
   },
 });

@@ -1,30 +1,9 @@
-// The shapes the console reads from the engine's API (see /openapi.json); only the fields it shows.
-
-export interface BlueprintSummary {
-  id: string;
-  name: string;
-  description: string;
-  featured: boolean;
-  tags: string[];
-}
-
-export interface Region {
-  name: string;
-  description: string;
-  default?: boolean;
-}
-
-export interface WorkflowItem {
-  id: string;
-  name: string;
-  description: string;
-  status: string;
-  statusReason: string | null;
-  blueprintId: string | null;
-  created: string;
-  region: string;
-  tags: string[];
-}
+// The shapes the console reads from the engine's API. Those the engine's /openapi.json describes are generated into
+// api-types.ts (`npm run gen:console-types`); the rest are written here, only the fields the console shows, until
+// their routes document a response schema.
+export type {
+  Adinsert, BlueprintSummary, BrokerChannel, BrokerKey, GraphAnswer, Listing, Region, UploadSettings, WorkflowItem,
+} from './api-types';
 
 export interface ChannelDetail {
   workflowId: string;
@@ -44,12 +23,6 @@ export interface ChannelDetail {
 
 export interface Alarm {
   [key: string]: unknown;
-}
-
-export interface GraphAnswer {
-  metric: string;
-  unit: string;
-  points: Array<{ timestamp: string; value: number }>;
 }
 
 export interface VodProgress {
@@ -84,25 +57,6 @@ export interface Envelope<T> {
   data: T;
 }
 
-export interface Adinsert {
-  guid: string;
-  name: string;
-  adServer: string;
-  type: string;
-  masterEndpoint: string;
-  sourceUrl: string;
-  slateAd?: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface BrokerKey {
-  name: string;
-  guid: string;
-  active: number;
-  value: string;
-}
-
 export interface MetaGroupField {
   name: string;
   type: 'string' | 'number' | 'enum' | 'boolean' | 'json';
@@ -117,39 +71,6 @@ export interface MetaGroup {
   name: string;
   attachment: string;
   fields: MetaGroupField[];
-}
-
-export interface BrokerChannel {
-  guid: string;
-  name: string;
-  description: string;
-  active: number;
-  type: 'externalHLS' | 'virtual';
-  externalUrl?: string;
-  hasAds: number;
-  adinsert?: string;
-  allowedForUsers: string[];
-  allowedForRoles: string[];
-  restrictedFor: string[];
-  loopInterval?: number;
-  imageUrl?: string;
-  playbackUrl: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Listing {
-  guid: string;
-  channel: string;
-  /** Unix seconds */
-  start: number;
-  end: number;
-  title: string;
-  description?: string;
-  color?: string;
-  imageUrl?: string;
-  playlist?: string;
-  vod?: string;
 }
 
 export interface PlaylistSource {

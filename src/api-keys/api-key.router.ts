@@ -11,6 +11,11 @@ const idParams = z.object({ id: z.string().min(1).max(64) });
 const guidParams = z.object({ guid: z.string().min(1).max(64) });
 
 const brokerView = (key: ApiKey) => ({ name: key.name, guid: key.id, active: key.active ? 1 : 0, value: key.value });
+/** The answer of GET /broker/api-keys, items of brokerView (documented only, as every response schema). */
+export const brokerKeyList = z.object({
+  status: z.literal(true),
+  data: z.array(z.object({ name: z.string(), guid: z.string(), active: z.union([z.literal(0), z.literal(1)]), value: z.string() })),
+});
 const liveView = (key: ApiKey) => ({ name: key.name, enabled: key.active, id: key.id, value: key.value });
 /** Fields of GET a PUT may carry unchanged (issue 20, defect 5); a new value is a new key. */
 const KEY_VALUE = 'a key value cannot be changed: create a new key and delete this one';
@@ -37,7 +42,7 @@ export function apiKeyRoutes(ctx: EngineContext): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/broker/api-keys', auth: 'idToken', permission: 'admin', tag: 'api-keys',
-      summary: 'List broker API keys',
+      summary: 'List broker API keys', response: brokerKeyList,
       handler: async ({ principal }) => ({ status: true, data: (await keys.list(org(principal), 'broker')).map(brokerView) }),
     }),
     route({

@@ -8,7 +8,7 @@ import { channelReader } from '../broker-channels/channel-access.js';
 import { checkPlayableVod } from '../broker-playlists/playable-vod.js';
 import { PlaylistStore } from '../broker-playlists/playlist.store.js';
 import type { Tx } from '../store/database.js';
-import { listingsBatchBody, unixSeconds, type ListingsBatch } from './listing.schema.js';
+import { listingList, listingsBatchBody, unixSeconds, type ListingsBatch } from './listing.schema.js';
 import { ListingStore } from './listing.store.js';
 
 /** A listing range query: at most a year and a day (the longest EPG a client asks for at once). */
@@ -90,7 +90,7 @@ export function listingRoutes(ctx: EngineContext, access: ChannelAccess): RouteS
       },
     }),
     ...brokerRoute({
-      method: 'get', path: '/listings', tag: 'broker-listings', query: rangeQuery,
+      method: 'get', path: '/listings', tag: 'broker-listings', query: rangeQuery, response: listingList,
       summary: "A channel's listings overlapping [start, end) (Unix seconds), by start",
       handler: async ({ query, principal }) => {
         range(query);

@@ -33,6 +33,16 @@ export const listingsBatchBody = z.object({
 });
 export type ListingsBatch = z.output<typeof listingsBatchBody>;
 
+/** The answer of GET /broker/listings, items of Listing (documented only, as every response schema). */
+export const listingList = z.object({
+  status: z.literal(true),
+  data: z.array(z.object({
+    guid: z.string(), channel: z.string(), start: z.number(), end: z.number(), title: z.string(), description: z.string().optional(),
+    color: z.string().optional(), imageUrl: z.string().optional(), playlist: z.string().optional(), vod: z.string().optional(),
+    selectedMetaGroupGuid: z.string().optional(), meta: z.record(z.string(), z.unknown()),
+  })),
+});
+
 export interface Listing {
   guid: string;
   channel: string;

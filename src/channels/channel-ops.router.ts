@@ -12,6 +12,13 @@ import { channelParams } from './channel.router.js';
 import { listAlarms, listMetric, recordAdBreak } from './channel-telemetry.store.js';
 
 const GRAPH_RANGE_MAX_MS = 14 * 24 * 3600_000;
+
+/** The answer of GET /channels/{workflowId}/graphs (documented only, as every response schema). */
+export const graphAnswer = z.object({
+  workflowId: z.string(), metric: z.enum(CHANNEL_METRICS), unit: z.string(), from: z.string(), to: z.string(),
+  points: z.array(z.object({ timestamp: z.string(), value: z.number() })),
+});
+
 const METRIC_UNITS: Record<(typeof CHANNEL_METRICS)[number], string> = {
   NETWORK_IN: 'Megabits/Second', NETWORK_OUT: 'Megabits/Second', DROPPED_FRAMES: 'Count', ACTIVE_ALERTS: 'Count',
   INPUT_VIDEO_FRAME_RATE: 'Frames/Second', FILL_MS: 'Milliseconds', UDP_INPUT_LOSS: 'Packets', SVQ_TIME: 'Percent',
@@ -54,6 +61,7 @@ export function channelOpsRoutes(ctx: EngineContext, channels: ChannelService): 
     route({
       method: 'get', path: '/channels/:workflowId/graphs', tag: 'live', summary: 'Samples of one channel metric between from and to (default: the last hour)',
       params: channelParams,
+      response: graphAnswer,
       query: z.object({ metric: z.enum(CHANNEL_METRICS), from: z.iso.datetime({ offset: true }).optional(), to: z.iso.datetime({ offset: true }).optional() }),
       handler: async ({ params, query, principal }) => {
         const workflow = await channels.workflows.get(org(principal), params.workflowId);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { EngineContext } from '../context.js';
 import { engineError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -7,8 +8,16 @@ import type { ChannelService } from '../channels/channel.service.js';
 import type { BlueprintCatalog } from '../blueprints/blueprint.catalog.js';
 import { org } from '../auth/principal.js';
 import { syncWorkflowSubscriptions } from '../notifications/workflow-subscriptions.js';
-import { LOCKED_STATUSES, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
+import { LOCKED_STATUSES, scheduleSchema, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
 import { contentColumns, type NewWorkflow, type Workflow, type WorkflowStore } from './workflow.store.js';
+
+/** The answer of GET /workflows, items of workflowView(workflow, false) (documented only, as every response schema). */
+const workflowItem = z.object({
+  id: z.string(), name: z.string(), description: z.string(), status: z.enum(WORKFLOW_STATUSES), statusReason: z.string().nullable(),
+  blueprintId: z.string().nullable(), created: z.string(), region: z.string(), tags: z.array(z.string()),
+  sourceWorkflowId: z.string().optional(), schedule: scheduleSchema.optional(),
+});
+export const workflowList = z.object({ items: z.array(workflowItem) });
 
 export function workflowView(workflow: Workflow, detail: boolean) {
   return {
@@ -82,7 +91,7 @@ export function workflowRoutes(ctx: EngineContext, workflows: WorkflowStore, cha
     }),
     route({
       method: 'get', path: '/workflows', tag: 'live', summary: 'List workflows; tags=a,b (all of them), status=X,Y (any), sort=asc|desc',
-      query: workflowListQuery,
+      query: workflowListQuery, response: workflowList,
       handler: async ({ query, principal }) => {
         const statuses = query.status ? query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : undefined;
         const wanted = query.tags ? query.tags.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean) : [];

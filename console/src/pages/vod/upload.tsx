@@ -5,11 +5,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, freshIdToken } from '../../api';
 import { Alert, Progress } from '../../components/ui';
 import { describe } from '../../hooks';
-import type { Envelope } from '../../types';
-
-interface UploadSettings {
-  identityPoolId: string;
-}
+import type { Envelope, UploadSettings } from '../../types';
 
 interface Job {
   name: string;
