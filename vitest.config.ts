@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { PROJECTS, projectFiles } from './test/projects.js';
 
 // Each test file lands in one project by what it uses (test/projects.ts): `npm test` runs them all, `npm run test:fast`
-// the unit and api ones (--project). Every project extends these settings; maxWorkers holds for the run as a whole.
+// the unit ones (--project unit), `test:api` and the others one project each. Every project extends these settings; maxWorkers holds for the run as a whole.
 const files = projectFiles(fileURLToPath(new URL('.', import.meta.url)));
 
 export default defineConfig({
