@@ -175,10 +175,10 @@ export class DecisionScheduler {
 
   /**
    * The decision of a break in the window, or the late record (slate or content) when it would miss the deadline: a
-   * decision still in line then is never sent; one running goes on and finds the late record stored.
+   * decision still in line then is never sent; one running goes on and finds the late record stored. `deadlineMs`:
+   * how long this caller can wait (the configured deadline, or longer for a playlist that need not wait, issue 28).
    */
-  async inWindow(task: DecisionTask): Promise<AvailRecord> {
-    const deadlineMs = this.deps.deadlineMs ?? Infinity;
+  async inWindow(task: DecisionTask, deadlineMs = this.deps.deadlineMs ?? Infinity): Promise<AvailRecord> {
     const sid = task.session.id;
     let ofAvail = this.pending.get(task.avail.id);
     let e = ofAvail?.get(sid);

@@ -11,7 +11,7 @@ import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
 import { ContentShapes, referenceVideo, type ContentShape } from './content-shape.js';
 import { findAvails, type Avail } from './cue-finder.js';
-import { DecisionScheduler } from './decision-scheduler.js';
+import { DecisionScheduler, type DecisionTask } from './decision-scheduler.js';
 import { ssaiError, type SsaiError } from './errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
@@ -175,7 +175,7 @@ export class SsaiServer {
    * live edge names it by date; a reload a segment later sees the CONT's SCTE-35 event id), so a second reload joins
    * the decision of the same break by place rather than deciding it again under its new id.
    */
-  private readonly inWindow = new Map<string, Array<{ avail: Avail; done: Promise<void> }>>();
+  private readonly inWindow = new Map<string, Array<Running & { task: DecisionTask }>>();
 
   constructor(private readonly deps: SsaiServerDeps) {
     this.fallbacks = new StoreFallbacks(deps.store, deps.metrics, deps.sessionTtlMs);
@@ -590,7 +590,12 @@ export class SsaiServer {
       if (joining) {
         if (ahead) continue;
         if (cuttable(avail)) running.push({ avail, done: joining.done });
-        else deciding.push(joining.done);
+        // this playlist cannot end before the break: it waits as long as a playlist may (the late record after that)
+        else deciding.push(this.decisions.inWindow(joining.task).then((decided) => this.keepDecided(hot, decided), (e: unknown) => {
+          if (!isSessionStoreUnavailable(e)) throw e;
+          this.fallbacks.count('decision');
+          this.sessions.degrade(hot, avail, target);
+        }));
         continue;
       }
       if (!refreshed) {
@@ -600,7 +605,7 @@ export class SsaiServer {
       }
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
-      const task = { session: hot.session, adServer, avail, targetDuration: target, shape };
+      const task: DecisionTask = { session: hot.session, adServer, avail, targetDuration: target, shape };
       if (ahead) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
@@ -613,16 +618,17 @@ export class SsaiServer {
       // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
       const degrade = (): void => { this.fallbacks.count('decision'); this.sessions.degrade(hot, avail, target); };
       if (this.deps.store.available === false) { degrade(); continue; }
-      // In the window: an early decision still on its way joins this one (the planner runs one per avail).
-      const done = this.decisions.inWindow(task).then(async (decided) => {
-        // The stored copy, not the planner's object: that one may hold strings sliced from the whole VAST response.
-        const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(sid, decided.id)), undefined);
-        mergeRecords(hot, [stored ?? decided]);
-      }, (e: unknown) => {
-        if (!isSessionStoreUnavailable(e)) throw e;
-        degrade();
-      });
-      const under = { avail, done };
+      // In the window: an early decision still on its way joins this one (the planner runs one per avail). One this
+      // playlist does not wait for has until the break is too close to end a playlist before it (one target duration
+      // a segment) before it falls back; the configured deadline is what a playlist waits.
+      const cut = cuttable(avail);
+      const roomMs = cut ? (avail.startSegmentIndex - (pl.segments[0]?.mediaSequence ?? 0) - MIN_SEGMENTS_BEFORE_CUT + 1) * target * 1000 : 0;
+      const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
+        .then((decided) => this.keepDecided(hot, decided), (e: unknown) => {
+          if (!isSessionStoreUnavailable(e)) throw e;
+          degrade();
+        });
+      const under = { avail, done, task };
       let ofSession = this.inWindow.get(sid);
       if (!ofSession) this.inWindow.set(sid, ofSession = []);
       ofSession.push(under);
@@ -634,11 +640,18 @@ export class SsaiServer {
         settled();
         this.deps.logger.warn({ err: e, session: sid, avail: avail.id }, 'an ad decision failed');
       });
-      if (cuttable(avail)) running.push(under);
+      if (cut) running.push(under);
       else deciding.push(done);
     }
     await Promise.all(deciding);
     return running;
+  }
+
+  /** A decision joins the session's cached list: the stored copy, not the planner's object (that one may hold strings
+   * sliced from the whole VAST response). */
+  private async keepDecided(hot: HotSession, decided: AvailRecord): Promise<void> {
+    const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(hot.session.id, decided.id)), undefined);
+    mergeRecords(hot, [stored ?? decided]);
   }
 }
 

@@ -26,6 +26,12 @@ async function sessions(h: SsaiHarness, guid: string, n: number): Promise<string
   return urls;
 }
 
+/**
+ * Two segments into the window: a break the playlist waits for (three or more in, a live playlist is answered at once
+ * and ends before it while its decision runs: issue 28 point 2).
+ */
+const WAITED = 4;
+
 /** Waits until a viewer of this configuration gets its ads (the creatives of this ladder prepared once). */
 async function warmUp(h: SsaiHarness, guid: string): Promise<void> {
   for (let i = 0; i < 90; i++) {
@@ -47,9 +53,9 @@ describe('a crowd joining with a break in the window', () => {
 
   it('fills all 1,000 viewers who load their first media playlist at once when the ad server answers in 50 ms', async () => {
     const guid = await h.configure('/vast-viewer?sid=[session.id]&delayMs=50');
-    h.origin.position = (BREAK_START + 3) * SEGMENT_SECONDS;
+    h.origin.position = (BREAK_START + WAITED) * SEGMENT_SECONDS;
     await warmUp(h, guid);
-    h.origin.position = (CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS; // the next break, in every window
+    h.origin.position = (CLIP_SEGMENTS + BREAK_START + WAITED) * SEGMENT_SECONDS; // the next break, in every window
     const urls = await sessions(h, guid, VIEWERS);
     const asked = h.vast.requests.length;
     const late = await metric(h, 'ssai_decisions_late_total');
@@ -72,7 +78,7 @@ describe('a crowd joining while the ad server is slower than the deadline', () =
 
   it('answers all 1,000 viewers with the content before the ad server answers any of them, and spares it the decisions still in line', async () => {
     const guid = await h.configure('/vast-viewer?sid=[session.id]&delayMs=5000');
-    h.origin.position = (CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS;
+    h.origin.position = (CLIP_SEGMENTS + BREAK_START + WAITED) * SEGMENT_SECONDS;
     const urls = await sessions(h, guid, VIEWERS);
     const asked = h.vast.requests.length;
     const late = await metric(h, 'ssai_decisions_late_total');
@@ -108,7 +114,7 @@ describe('an ad server protected by ad_server_max_rps', () => {
 
   it('keeps the ad server\'s peak second under the cap for a break announced 16 s ahead, fills every viewer and asks nothing in its last second', async () => {
     const warm = await h.configure('/vast-viewer?sid=[session.id]');
-    h.origin.position = (BREAK_START + 3) * SEGMENT_SECONDS;
+    h.origin.position = (BREAK_START + WAITED) * SEGMENT_SECONDS;
     await warmUp(h, warm);
     const created = await h.engine.api('POST', '/broker/adinserts', {
       headers: h.auth,
