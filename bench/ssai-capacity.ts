@@ -8,8 +8,10 @@
 // Viewers join over a ramp (default 20 s, one break cycle: an audience arrives over time, each viewer's first reload
 // at its own moment) and are measured once all have joined, for `seconds`; the ramp is reported on its own, and a ramp
 // of 0 makes every viewer join in the same 2 s (a flood: the first break then asks for every decision at once).
-// Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForm=daterange-ahead] [rampSeconds=20]
-// SSAI_CAPACITY_SEGMENTS=1: viewers also fetch their ad segments (redirects that fire the beacons), as players do.
+// Usage: NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts [viewers=3000,6000,10000] [seconds=40] [cueForms=daterange-ahead,cue-out] [rampSeconds=20]
+// Both cue styles by default (issue 28 point 4): breaks announced ahead (a future-dated DATERANGE) and breaks that
+// appear at the live edge with no notice (EXT-X-CUE-OUT, what broadcast encoders write).
+// Viewers also fetch their ad segments (redirects that fire the beacons), as players do; SSAI_CAPACITY_SEGMENTS=0: playlists only.
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU and decisions by second of the break cycle.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -38,7 +40,7 @@ type LoadResult = {
   bySecond: Array<{ s: number; p99Ms: number; withAds: number; sendLateP99Ms: number }>;
   /** wall-clock time (ms since the epoch) of second 0 of bySecond */
   measureFromWallMs: number;
-  /** SSAI_CAPACITY_SEGMENTS=1: the ad segments fetched as players do (their redirects fire the beacons), measured part */
+  /** (unless SSAI_CAPACITY_SEGMENTS=0) the ad segments fetched as players do (their redirects fire the beacons), measured part */
   segments?: { sent: number; errors: number; p50Ms: number; p99Ms: number };
 };
 
@@ -120,9 +122,9 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const perSecond: Array<{ lat: number[]; ads: number; late: number[] }> = [];
   const statuses: Record<string, number> = {};
   let sent = 0, rampSent = 0, answered = 0, errors = 0, withAds = 0;
-  // SSAI_CAPACITY_SEGMENTS=1: each viewer also fetches the new ad segments of the live edge (the last 3 of its playlist)
+  // Unless SSAI_CAPACITY_SEGMENTS=0, each viewer also fetches the new ad segments of the live edge (the last 3 of its playlist)
   // once, as a player does; a redirect to the creative, whose first, quartile and last segments fire the beacons.
-  const withSegments = Boolean(process.env.SSAI_CAPACITY_SEGMENTS);
+  const withSegments = process.env.SSAI_CAPACITY_SEGMENTS !== '0';
   const fetchedByViewer: string[][] = withSegments ? Array.from({ length: viewers }, () => []) : [];
   const segmentLatencies: number[] = [];
   let segmentsSent = 0, segmentErrors = 0;
@@ -224,115 +226,119 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
 async function main(): Promise<void> {
   const levels = (process.argv[2] ?? '3000,6000,10000').split(',').map(Number);
   const seconds = Number(process.argv[3] ?? 40);
-  const cueForm = process.argv[4] ?? 'daterange-ahead';
+  const cueForms = (process.argv[4] ?? 'daterange-ahead,cue-out').split(',');
   const rampSeconds = Number(process.argv[5] ?? 20);
   const { startEngineWith } = await import('../test/ssai/setup.js');
-  const w = await child<{ origin: string; vast: string; streamMsAt: { wall: number; stream: number } }>(['--role=world', cueForm]);
   const { CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
-  const CYCLE_MS = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
-  /** where a wall-clock moment falls in the origin's break cycle, in whole seconds (0: the cycle's first segment starts) */
-  const phaseOf = (wallMs: number) => Math.floor((((wallMs - w.first.streamMsAt.wall + w.first.streamMsAt.stream) % CYCLE_MS) + CYCLE_MS) % CYCLE_MS / 1000);
-  const runLoad = async (base: string, viewers: number, masterPath: string, mediaPath = ''): Promise<LoadResult> => {
-    const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), String(rampSeconds), masterPath || '-', mediaPath || '-']);
-    return c.first;
-  };
-  const metric = (text: string, name: string): number => text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'))
-    .reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  // Collected twice with a pause between: garbage held through a FinalizationRegistry (an AbortSignal.timeout's timer,
-  // one per outgoing request) is freed only once its cleanup task has run after a collection.
-  const heap = async (): Promise<number> => {
-    for (let i = 0; i < 3; i++) { global.gc?.(); await new Promise((r) => setTimeout(r, 50)); }
-    return process.memoryUsage().heapUsed;
-  };
-  // CPU time from /proc, ms (utime + stime, clock ticks of 10 ms): of the world (origin + ad server) child, and of
-  // this process's main thread alone (its task id is the pid), the one that answers the playlists.
-  const procCpuMs = async (statPath: string): Promise<number> => {
-    const fields = (await readFile(statPath, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  };
-  const worldCpuMs = () => procCpuMs(`/proc/${w.proc.pid}/stat`);
-  const mainThreadCpuMs = () => procCpuMs(`/proc/${process.pid}/task/${process.pid}/stat`);
-  const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Array<Record<string, unknown>> = [];
+  const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
   const loadBefore = loadavg();
-
-  for (const viewers of levels) {
-    // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
-    const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
-    const auth = { Authorization: (await engine.login()).IdToken };
-    const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
-    const guid = created.body.guid as string;
-    // Prepares the two creatives for this ladder once (cached on disk across runs): a warm-up session through a break.
-    for (let tries = 0; tries < 40; tries++) {
-      const master = await (await fetch(`${engine.url}/v1/master/${guid}/live/master.m3u8`)).text();
-      const uri = master.split('\n').find((l, k, all) => l && !l.startsWith('#') && all[k - 1]?.startsWith('#EXT-X-STREAM-INF'))!;
-      if ((await (await fetch(`${engine.url}${uri}`)).text()).includes('/v1/segment/')) break;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    const metricsBefore = await (await fetch(`${engine.url}/metrics`)).text();
-    const heapBefore = await heap();
-    // SSAI_CAPACITY_SNAPSHOTS=dir: heap snapshots around the run, to see what a viewer holds (diff them by constructor).
-    const snapshots = process.env.SSAI_CAPACITY_SNAPSHOTS;
-    if (snapshots) v8.writeHeapSnapshot(`${snapshots}/before-${viewers}.heapsnapshot`);
-    const cpu0 = process.cpuUsage();
-    const world0 = await worldCpuMs();
-    const main0 = await mainThreadCpuMs();
-    // the measured part starts after the sessions and the ramp: stall times are made relative to it afterwards
-    const loadStart = performance.now();
-    const engineStalls = watchStalls(() => loadStart);
-    // SSAI_CAPACITY_TIMELINE=1: every 500 ms the engine's main-thread CPU, its decisions and retirements, to lay the
-    // latency tail over the break cycle (printed by phase at the end of the level).
-    const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }> = [];
-    const sampler = process.env.SSAI_CAPACITY_TIMELINE ? setInterval(() => {
-      void (async () => {
-        const text = await (await fetch(`${engine.url}/metrics`)).text();
-        const c = process.cpuUsage();
-        samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
-      })();
-    }, 500) : undefined;
-    const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
-    const stallsOfEngine = engineStalls.stop();
-    if (sampler) {
-      clearInterval(sampler);
-      printTimeline(proxy, samples, phaseOf);
-    }
-    const cpu1 = process.cpuUsage(cpu0);
-    const worldMs = (await worldCpuMs()) - world0;
-    const mainMs = (await mainThreadCpuMs()) - main0;
-    const heapAfter = await heap();
-    if (snapshots) v8.writeHeapSnapshot(`${snapshots}/after-${viewers}.heapsnapshot`);
-    const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
-    const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
-    const availSeconds = delta('ssai_avail_seconds_total');
-    const filledSeconds = delta('ssai_avail_filled_seconds_total');
-    await engine.close();
-    // The static baseline at the same rate: the origin's media playlist from a bare node:http server in this process.
-    const originText = await (await fetch(`${w.first.origin}/live/v0.m3u8`)).text();
-    const bare = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); });
-    await new Promise<void>((r) => bare.listen(0, '127.0.0.1', () => r()));
-    const cpu2 = process.cpuUsage();
-    const baseline = await runLoad(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
-    const cpu3 = process.cpuUsage(cpu2);
-    bare.close();
-    // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
-    const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
-    const run = {
-      viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
-      // the engine's own event-loop stalls over 50 ms, ms from the load generator's start (sessions, ramp, run)
-      engineStalls: stallsOfEngine,
-      fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
-      decisionsLate: delta('ssai_decisions_late_total'), decisionsEarly: delta('ssai_decisions_early_total'),
-      beacons: { sent: delta('ssai_beacons_total{result="sent"}'), failed: delta('ssai_beacons_total{result="failed"}'), duplicate: delta('ssai_beacons_total{result="duplicate"}') },
-      bytesPerViewer: Math.round((heapAfter - heapBefore) / viewers),
-      cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + proxy.ramp.sent + viewers), baseline: cpuUs(cpu3, baseline.answered + baseline.ramp.sent) },
-      // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server
-      cpuMs: { engine: Math.round((cpu1.user + cpu1.system) / 1000), engineMainThread: mainMs, load: proxy.cpuMs, world: worldMs, wallMs: (proxy.ramp.seconds + seconds) * 1000 },
+  let vastText = '';
+  for (const cueForm of cueForms) {
+    const w = await child<{ origin: string; vast: string; streamMsAt: { wall: number; stream: number } }>(['--role=world', cueForm]);
+    const CYCLE_MS = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
+    /** where a wall-clock moment falls in the origin's break cycle, in whole seconds (0: the cycle's first segment starts) */
+    const phaseOf = (wallMs: number) => Math.floor((((wallMs - w.first.streamMsAt.wall + w.first.streamMsAt.stream) % CYCLE_MS) + CYCLE_MS) % CYCLE_MS / 1000);
+    const runLoad = async (base: string, viewers: number, masterPath: string, mediaPath = ''): Promise<LoadResult> => {
+      const c = await child<LoadResult>(['--role=load', base, String(viewers), String(seconds), String(rampSeconds), masterPath || '-', mediaPath || '-']);
+      return c.first;
     };
-    runs.push(run);
-    process.stdout.write(`${JSON.stringify(run)}\n`);
+    const metric = (text: string, name: string): number => text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'))
+      .reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    // Collected twice with a pause between: garbage held through a FinalizationRegistry (an AbortSignal.timeout's timer,
+    // one per outgoing request) is freed only once its cleanup task has run after a collection.
+    const heap = async (): Promise<number> => {
+      for (let i = 0; i < 3; i++) { global.gc?.(); await new Promise((r) => setTimeout(r, 50)); }
+      return process.memoryUsage().heapUsed;
+    };
+    // CPU time from /proc, ms (utime + stime, clock ticks of 10 ms): of the world (origin + ad server) child, and of
+    // this process's main thread alone (its task id is the pid), the one that answers the playlists.
+    const procCpuMs = async (statPath: string): Promise<number> => {
+      const fields = (await readFile(statPath, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    };
+    const worldCpuMs = () => procCpuMs(`/proc/${w.proc.pid}/stat`);
+    const mainThreadCpuMs = () => procCpuMs(`/proc/${process.pid}/task/${process.pid}/stat`);
+
+    for (const viewers of levels) {
+      // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
+      const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
+      const auth = { Authorization: (await engine.login()).IdToken };
+      const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
+      const guid = created.body.guid as string;
+      // Prepares the two creatives for this ladder once (cached on disk across runs): a warm-up session through a break.
+      for (let tries = 0; tries < 40; tries++) {
+        const master = await (await fetch(`${engine.url}/v1/master/${guid}/live/master.m3u8`)).text();
+        const uri = master.split('\n').find((l, k, all) => l && !l.startsWith('#') && all[k - 1]?.startsWith('#EXT-X-STREAM-INF'))!;
+        if ((await (await fetch(`${engine.url}${uri}`)).text()).includes('/v1/segment/')) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      const metricsBefore = await (await fetch(`${engine.url}/metrics`)).text();
+      const heapBefore = await heap();
+      // SSAI_CAPACITY_SNAPSHOTS=dir: heap snapshots around the run, to see what a viewer holds (diff them by constructor).
+      const snapshots = process.env.SSAI_CAPACITY_SNAPSHOTS;
+      if (snapshots) v8.writeHeapSnapshot(`${snapshots}/before-${viewers}.heapsnapshot`);
+      const cpu0 = process.cpuUsage();
+      const world0 = await worldCpuMs();
+      const main0 = await mainThreadCpuMs();
+      // the measured part starts after the sessions and the ramp: stall times are made relative to it afterwards
+      const loadStart = performance.now();
+      const engineStalls = watchStalls(() => loadStart);
+      // SSAI_CAPACITY_TIMELINE=1: every 500 ms the engine's main-thread CPU, its decisions and retirements, to lay the
+      // latency tail over the break cycle (printed by phase at the end of the level).
+      const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }> = [];
+      const sampler = process.env.SSAI_CAPACITY_TIMELINE ? setInterval(() => {
+        void (async () => {
+          const text = await (await fetch(`${engine.url}/metrics`)).text();
+          const c = process.cpuUsage();
+          samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
+        })();
+      }, 500) : undefined;
+      const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
+      const stallsOfEngine = engineStalls.stop();
+      if (sampler) {
+        clearInterval(sampler);
+        printTimeline(proxy, samples, phaseOf);
+      }
+      const cpu1 = process.cpuUsage(cpu0);
+      const worldMs = (await worldCpuMs()) - world0;
+      const mainMs = (await mainThreadCpuMs()) - main0;
+      const heapAfter = await heap();
+      if (snapshots) v8.writeHeapSnapshot(`${snapshots}/after-${viewers}.heapsnapshot`);
+      const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
+      const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
+      const availSeconds = delta('ssai_avail_seconds_total');
+      const filledSeconds = delta('ssai_avail_filled_seconds_total');
+      await engine.close();
+      // The static baseline at the same rate: the origin's media playlist from a bare node:http server in this process.
+      const originText = await (await fetch(`${w.first.origin}/live/v0.m3u8`)).text();
+      const bare = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); });
+      await new Promise<void>((r) => bare.listen(0, '127.0.0.1', () => r()));
+      const cpu2 = process.cpuUsage();
+      const baseline = await runLoad(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
+      const cpu3 = process.cpuUsage(cpu2);
+      bare.close();
+      // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
+      const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
+      const run = {
+        cueForm, viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
+        // the engine's own event-loop stalls over 50 ms, ms from the load generator's start (sessions, ramp, run)
+        engineStalls: stallsOfEngine,
+        fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
+        decisionsLate: delta('ssai_decisions_late_total'), decisionsEarly: delta('ssai_decisions_early_total'),
+        beacons: { sent: delta('ssai_beacons_total{result="sent"}'), failed: delta('ssai_beacons_total{result="failed"}'), duplicate: delta('ssai_beacons_total{result="duplicate"}') },
+        bytesPerViewer: Math.round((heapAfter - heapBefore) / viewers),
+        cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + proxy.ramp.sent + viewers), baseline: cpuUs(cpu3, baseline.answered + baseline.ramp.sent) },
+        // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server
+        cpuMs: { engine: Math.round((cpu1.user + cpu1.system) / 1000), engineMainThread: mainMs, load: proxy.cpuMs, world: worldMs, wallMs: (proxy.ramp.seconds + seconds) * 1000 },
+      };
+      runs.push(run);
+      process.stdout.write(`${JSON.stringify(run)}\n`);
+    }
+    // The VAST answer of one viewer, read below by the cheap inline path and by the full client (DOM + vast-client).
+    vastText = await (await fetch(`${w.first.vast}/vast-viewer?sid=0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f`)).text();
+    w.proc.stdin!.end();
   }
-  // The VAST answer of one viewer read by the cheap inline path and by the full client (DOM + vast-client), in this process.
-  const vastText = await (await fetch(`${w.first.vast}/vast-viewer?sid=0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f`)).text();
   const { VastDecisionClient } = await import('../ssai/vast-decision.js');
   const { inlineLinearAds } = await import('../ssai/vast-inline.js');
   const full = new VastDecisionClient({ inlineFastPath: false });
@@ -342,12 +348,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < n; i++) await f();
     return Math.round(((performance.now() - t) * 1000) / n);
   };
-  const vastParseUs = { inline: await timeIt(() => inlineLinearAds(vastText), 5000), fullClient: await timeIt(() => full.fromText(vastText, w.first.vast), 500) };
-  w.proc.stdin!.end();
+  const vastParseUs = { inline: await timeIt(() => inlineLinearAds(vastText), 5000), fullClient: await timeIt(() => full.fromText(vastText, 'http://127.0.0.1/vast'), 500) };
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s); origin (${cueForm} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
+    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s); origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
     goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
     vastParseUs,
     runs,
@@ -359,11 +364,11 @@ async function main(): Promise<void> {
     const cpu = r.cpuMs as { engine: number; engineMainThread: number; load: number; world: number; wallMs: number };
     const share = (ms: number) => Math.round((ms / cpu.wallMs) * 100) / 100;
     const worst = Math.max(...p.bySecond.map((x) => x.p99Ms));
-    return `| ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+    return `| ${r.cueForm} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
   };
   await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
-    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForm} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
-    + '| viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForms.join(',')} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
+    + '| cues | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     + runs.map(row).join('')
     + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
     + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc.\n');
