@@ -8,13 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { systemClock } from '../src/core/clock.js';
-import { createLogger } from '../src/core/logger.js';
-import { openStore, type Store } from '../src/store/database.js';
+import { systemClock } from '../kernel/core/clock.js';
+import { createLogger } from '../kernel/core/logger.js';
+import { openStore, type Store } from '../kernel/store/database.js';
 import { RemoteChannelRuntime } from '../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../packager/channel-command-worker.js';
 import { redisCommandWakeup } from '../src/channels/channel-command-wakeup.js';
-import type { ChannelEndpoints, ChannelRuntime } from '../packager/channel-runtime.js';
+import type { ChannelEndpoints, ChannelRuntime } from '../kernel/seams/channel-runtime.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const N = Number(process.argv[2] ?? 40);

@@ -5,12 +5,12 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Counter } from 'prom-client';
-import type { Clock } from '../src/core/clock.js';
-import type { Logger } from '../src/core/logger.js';
-import type { Db, Dialect } from '../src/store/database.js';
-import type { AdBreak, ChannelRuntime, ChannelSpec } from './channel-runtime.js';
+import type { Clock } from '../kernel/core/clock.js';
+import type { Logger } from '../kernel/core/logger.js';
+import type { Db, Dialect } from '../kernel/store/database.js';
+import type { AdBreak, ChannelRuntime, ChannelSpec } from '../kernel/seams/channel-runtime.js';
 import type { CommandWakeup } from '../src/channels/channel-command-wakeup.js';
-import { isDatabaseUnavailable } from '../src/store/outage.js';
+import { isDatabaseUnavailable } from '../kernel/store/outage.js';
 import { beat, claimNext, finish, HEARTBEAT_MS, leave, pruneCommands, releaseOwner, type ChannelCommand } from '../src/channels/channel-command.store.js';
 
 export interface ChannelCommandWorkerOptions {

@@ -21,7 +21,7 @@ import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaP
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
-import { isDatabaseUnavailable } from '../src/store/outage.js';
+import { isDatabaseUnavailable } from '../kernel/store/outage.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */

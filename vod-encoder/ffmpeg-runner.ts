@@ -1,10 +1,10 @@
 // Runs ffmpeg (through fluent-ffmpeg) and other CLI tools with progress, cancel and a stderr tail for reasons.
 import ffmpeg, { type FfmpegCommand } from 'fluent-ffmpeg';
 import { failure, stderrTail, type VodErrorCode, type VodResult } from './errors.js';
-import { execTool } from '../src/core/exec-tool.js';
+import { execTool } from '../kernel/core/exec-tool.js';
 
 // the VOD modules reach the shared tool runner through this one
-export { execTool, type ToolOutput } from '../src/core/exec-tool.js';
+export { execTool, type ToolOutput } from '../kernel/core/exec-tool.js';
 
 export interface EncodeProgress {
   /** 0..100 over the whole job. */

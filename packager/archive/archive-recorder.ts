@@ -13,7 +13,7 @@ import { createReadStream, createWriteStream, readdirSync } from 'node:fs';
 import { copyFile, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { execTool } from '../../src/core/exec-tool.js';
+import { execTool } from '../../kernel/core/exec-tool.js';
 
 export interface ArchiveResult {
   /** file inside the media store (DATA_DIR/media/archives/…) */

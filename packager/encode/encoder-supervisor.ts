@@ -2,7 +2,7 @@
 // ENCODER_RESTARTED; a lost input (ffmpeg ends, or stalls) puts the slate on air and raises INPUT_LOSS while the input
 // is probed with backoff; both alarms clear when the input produces segments again. One run at a time.
 import { execFile } from 'node:child_process';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../kernel/core/logger.js';
 import type { EncoderPlan } from './encoder-plan.js';
 import { EncoderRun, type FinishedSegment } from './encoder-run.js';
 import type { FfmpegExit, ProgressSample } from './ffmpeg-process.js';

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import express from 'express';
 import { CONTENT_TYPES, SEGMENT_CACHE } from '../../src/media/media.mount.js';
-import { engineError } from '../../src/core/errors.js';
+import { engineError } from '../../kernel/core/errors.js';
 import { sendError } from '../../src/http/app.js';
 
 export function liveMount(liveRoot: string): (app: express.Express) => void {

@@ -19,11 +19,11 @@
  * per engine on RTMP_PORT, shared by stream key), the CIDR list in the UDP relay, the SRT passphrase in the front's
  * private ffmpeg listener (the relay reads its verdict from the handshake; the front runs, watches and kills that
  * listener). Managed inputs keep their port and key across starts; unmanaged ones get an ephemeral port (outside
- * the managed range) and a fresh key per start. packager/packager.part.ts registers the fronts.
+ * the managed range) and a fresh key per start. wiring/packager.part.ts registers the fronts.
  */
 import { randomBytes } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { EngineContext } from '../../src/context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import type { ManagedInput } from '../../src/inputs/input.store.js';
 import { ingestHost } from '../../src/inputs/ingest.js';
 import type { IngestFront, IngestProtocol } from './ingest-front.js';
@@ -73,7 +73,7 @@ export interface PushIngestService {
   close(): Promise<void>;
 }
 
-declare module '../../src/context.js' {
+declare module '../../kernel/context.js' {
   interface EngineServices {
     pushIngest?: PushIngestService;
   }

@@ -18,7 +18,7 @@ export interface AdinsertLookup {
 }
 
 // The one declaration of the adinsert entries of ctx.services (module augmentation, ARCHITECTURE.md).
-declare module '../context.js' {
+declare module '../../kernel/context.js' {
   interface EngineServices {
     /** cached reads of ad-insertion configurations by guid (the proxy) or scoped to an organization */
     adinserts?: AdinsertCache;

@@ -1,7 +1,7 @@
 // The assembler's read of the broker (packager/linear/schedule.ts) over the control plane's store: a virtual channel's
 // listings with their playlists' sources and ads, and where each playable VOD's HLS lies in the media store.
 import path from 'node:path';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { ListingStore } from '../broker-listings/listing.store.js';
 import { PlaylistStore } from '../broker-playlists/playlist.store.js';
 import { VodStore } from '../vod/vod.store.js';

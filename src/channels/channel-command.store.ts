@@ -1,8 +1,8 @@
 // Channel commands between processes (DESIGN.md "Processes and scale"): an api process without a local runtime writes
 // a command row, a packager process claims it, runs it on its runtime and writes the result back. Packagers heartbeat
 // in `packager_processes`; `channel_owners` names the packager that runs each channel, so its later commands go there.
-import type { Db, Dialect, Tx } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db, Dialect, Tx } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 
 export const CHANNEL_COMMAND_KINDS = ['start', 'stop', 'insertAdBreak', 'switchInput'] as const;
 export type ChannelCommandKind = (typeof CHANNEL_COMMAND_KINDS)[number];
@@ -39,7 +39,7 @@ export interface PackagerProcessTable {
   beat_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     channel_commands: ChannelCommandTable;
     channel_owners: ChannelOwnerTable;

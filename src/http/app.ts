@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { EngineContext } from '../context.js';
-import { engineError, errorBody, isEngineError, type EngineError } from '../core/errors.js';
-import { hasPermission } from '../auth/principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, errorBody, isEngineError, type EngineError } from '../../kernel/core/errors.js';
+import { hasPermission } from '../../kernel/http/principal.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
-import { authModeForPath, type RouteSpec } from './route.js';
+import { authModeForPath, type RouteSpec } from '../../kernel/http/route.js';
 import { parsePart } from './validation.js';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../store/outage.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../kernel/store/outage.js';
 import { securityHeaders } from './security-headers.js';
 
 export const BODY_LIMIT = '1mb';

@@ -1,7 +1,7 @@
 // The rules of managed inputs (spec 2.4, 3.4, 7, 8) between the router and the stores.
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { newId } from '../core/ids.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
 import { DeviceStore, deviceView, type DeviceView } from '../devices/device.store.js';
 import { allocateIngest, freePort, ingestHost, needsPort } from './ingest.js';
 import { canEdit, inputStatus, pendingWorkflows, workflowUsesByInput, type InputStatus, type WorkflowUse } from './input-usage.js';

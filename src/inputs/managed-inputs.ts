@@ -1,6 +1,6 @@
 // What other parts (channels, the packager) may know of managed inputs: the fixed ingest address to listen
 // on at a channel start, and the source to pull with its credentials. Channels never allocate addresses.
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { InputStore, type ManagedInput } from './input.store.js';
 
 export interface ManagedInputSource {
@@ -14,7 +14,7 @@ export interface ManagedInputs {
   get(organizationId: string, id: string): Promise<ManagedInputSource | undefined>;
 }
 
-declare module '../context.js' {
+declare module '../../kernel/context.js' {
   interface EngineServices {
     managedInputs?: ManagedInputs;
   }

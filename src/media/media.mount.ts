@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type express from 'express';
-import { engineError, isEngineError } from '../core/errors.js';
+import { engineError, isEngineError } from '../../kernel/core/errors.js';
 import { sendError } from '../http/app.js';
 
 export const CONTENT_TYPES: Record<string, string> = {

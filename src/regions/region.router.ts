@@ -1,5 +1,5 @@
-import type { EngineContext } from '../context.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 
 /** Spec 2.5, 4.2.3: regions come from ENGINE_REGIONS; the first one is the default. */
 export function regionRoutes(ctx: EngineContext): RouteSpec[] {

@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/core/clock.js';
-import { createLogger } from '../../../src/core/logger.js';
-import { openStore, type Store } from '../../../src/store/database.js';
+import { systemClock } from '../../../kernel/core/clock.js';
+import { createLogger } from '../../../kernel/core/logger.js';
+import { openStore, type Store } from '../../../kernel/store/database.js';
 import { claimNext, enqueue, ownerOf, STALE_MS } from '../../../src/channels/channel-command.store.js';
 import { NO_PACKAGER_REASON, RemoteChannelRuntime } from '../../../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../../../packager/channel-command-worker.js';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../packager/channel-runtime.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import { dropPostgresSchema, POSTGRES_URL, postgresAvailable, type DialectChoice } from '../../helpers/engine.js';
 
 const logger = createLogger('silent');

@@ -3,10 +3,10 @@ import type { Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import type { EngineMetrics } from './core/metrics.js';
 import type { Store } from './store/database.js';
-import type { KeyVault } from './api-keys/key-vault.js';
-import type { ApiKeyStore } from './api-keys/api-key.store.js';
-import type { TokenService } from './auth/token.service.js';
-import type { LoginLimiter } from './auth/rate-limiter.js';
+import type { KeyVault } from '../src/api-keys/key-vault.js';
+import type { ApiKeyStore } from '../src/api-keys/api-key.store.js';
+import type { TokenService } from '../src/auth/token.service.js';
+import type { LoginLimiter } from '../src/auth/rate-limiter.js';
 
 /**
  * Cross-part interfaces (EncodeQueue, ChannelRuntime, the adinsert read cache …). Each part declares its

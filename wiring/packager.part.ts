@@ -3,23 +3,23 @@
 import { copyFile, link, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { createLiveMetrics } from './live-metrics.js';
-import { pushFrontFactory, pushProtocolOf } from './ingest/push-front-factory.js';
-import { PUSH_PROTOCOLS } from './ingest/push-ingest.js';
-import type { EnginePart } from '../src/part.js';
+import { createLiveMetrics } from '../packager/live-metrics.js';
+import { pushFrontFactory, pushProtocolOf } from '../packager/ingest/push-front-factory.js';
+import { PUSH_PROTOCOLS } from '../packager/ingest/push-ingest.js';
+import type { EnginePart } from '../kernel/part.js';
 import '../src/channels/channel-runtime.service.js';
-import { LiveRuntime } from './live-runtime.js';
-import { liveMount } from './hls/live-mount.js';
-import { mp4FrontAwaitingSample, SampleMedia } from './sample-media.js';
-import { newId } from '../src/core/ids.js';
+import { LiveRuntime } from '../packager/live-runtime.js';
+import { liveMount } from '../packager/hls/live-mount.js';
+import { mp4FrontAwaitingSample, SampleMedia } from '../packager/sample-media.js';
+import { newId } from '../kernel/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
 import { probeMedia } from '../vod-encoder/probe.js';
-import type { EngineContext } from '../src/context.js';
-import type { ChannelSpec } from './channel-runtime.js';
+import type { EngineContext } from '../kernel/context.js';
+import type { ChannelSpec } from '../kernel/seams/channel-runtime.js';
 import { livePackagers, STALE_MS } from '../src/channels/channel-command.store.js';
-import type { ChannelState } from './live-channel.js';
+import type { ChannelState } from '../packager/live-channel.js';
 
-declare module '../src/context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     liveRuntime?: LiveRuntime;
     /** the clip the catalog's MP4 loop blueprint plays, made at start when DATA_DIR lacks it */
