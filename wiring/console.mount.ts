@@ -8,7 +8,7 @@ import express from 'express';
 import type { EngineContext } from '../kernel/context.js';
 import { engineError } from '../kernel/core/errors.js';
 import type { EnginePart } from '../kernel/part.js';
-import { sendError } from '../src/http/app.js';
+import { sendError } from '../kernel/http/send-error.js';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../console/dist', import.meta.url));
 

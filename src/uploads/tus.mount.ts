@@ -10,7 +10,7 @@ import type { EngineContext } from '../../kernel/context.js';
 import { engineError, errorBody, isEngineError, type EngineError } from '../../kernel/core/errors.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
 import type { Principal } from '../../kernel/http/principal.js';
-import { sendError } from '../http/app.js';
+import { sendError } from '../../kernel/http/send-error.js';
 import { findBadText } from '../http/validation.js';
 import type { AuthMode } from '../../kernel/http/route.js';
 import { storedFileName, type VodService } from '../vod/vod.service.js';
