@@ -14,6 +14,7 @@ import { openStore, type Store } from '../kernel/store/database.js';
 import { RemoteChannelRuntime } from '../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../packager/channel-command-worker.js';
 import { redisCommandWakeup } from '../src/channels/channel-command-wakeup.js';
+import { channelCommandQueue } from '../src/channels/channel-command.store.js';
 import type { ChannelEndpoints, ChannelRuntime } from '../kernel/seams/channel-runtime.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -41,7 +42,7 @@ async function run(dialect: 'sqlite' | 'postgres', redis = false): Promise<Recor
   // two wake-ups, as two processes have
   const prefix = `bench:${schema}:`;
   const [senderWakeup, packagerWakeup] = redis ? [redisCommandWakeup(REDIS_URL, prefix, logger), redisCommandWakeup(REDIS_URL, prefix, logger)] : [];
-  const worker = new ChannelCommandWorker({ db: packager.db, dialect, runtime: noop, clock: systemClock, logger, publicUrl: () => 'http://packager', ...(packagerWakeup ? { wakeup: packagerWakeup } : {}) });
+  const worker = new ChannelCommandWorker({ queue: channelCommandQueue(packager.db, dialect), runtime: noop, clock: systemClock, logger, publicUrl: () => 'http://packager', ...(packagerWakeup ? { wakeup: packagerWakeup } : {}) });
   await worker.start();
   const remote = new RemoteChannelRuntime({ db: api.db, clock: systemClock, logger, ...(senderWakeup ? { wakeup: senderWakeup } : {}) });
   await new Promise((resolve) => setTimeout(resolve, 300)); // subscriptions in place

@@ -24,8 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { EngineContext } from '../../kernel/context.js';
-import type { ManagedInput } from '../../src/inputs/input.store.js';
-import { ingestHost } from '../../src/inputs/ingest.js';
+import { ingestHost, type ManagedInputRecord } from '../../kernel/seams/managed-inputs.js';
 import type { IngestFront, IngestProtocol } from './ingest-front.js';
 import { RtmpServer } from './rtmp/rtmp-server.js';
 import { openRtmpFront } from './rtmp/rtmp-front.js';
@@ -80,7 +79,7 @@ declare module '../../kernel/context.js' {
 }
 
 /** The fixed part of a managed input's front: its protocol, port and key (a connected device pushes SRT). */
-export function pushSpecOfManagedInput(input: ManagedInput): Pick<PushIngestSpec, 'protocol' | 'streamKey' | 'port'> | undefined {
+export function pushSpecOfManagedInput(input: ManagedInputRecord): Pick<PushIngestSpec, 'protocol' | 'streamKey' | 'port'> | undefined {
   const protocol = input.type === 'CONNECTED_DEVICE' ? 'SRT_PUSH' : input.protocol;
   if (!protocol || !isPushProtocol(protocol)) return undefined;
   return { protocol, streamKey: input.ingest.streamKey, port: input.ingest.port };

@@ -7,7 +7,7 @@ import type { Clock } from '../../kernel/core/clock.js';
 import type { Logger } from '../../kernel/core/logger.js';
 import type { Db } from '../../kernel/store/database.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec, HeldStart } from '../../kernel/seams/channel-runtime.js';
-import type { CommandWakeup } from './channel-command-wakeup.js';
+import type { CommandWakeup } from '../../kernel/seams/channel-commands.js';
 import { cancel, enqueue, lastStartCommand, livePackagers, ownerOf, readCommand, releaseOwner, STALE_MS, type ChannelCommandKind } from './channel-command.store.js';
 
 export const NO_PACKAGER_REASON =

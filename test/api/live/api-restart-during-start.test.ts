@@ -13,6 +13,7 @@ import { systemClock } from '../../../kernel/core/clock.js';
 import { createLogger } from '../../../kernel/core/logger.js';
 import { openStore, type Store } from '../../../kernel/store/database.js';
 import { ChannelCommandWorker } from '../../../packager/channel-command-worker.js';
+import { channelCommandQueue } from '../../../src/channels/channel-command.store.js';
 import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, DIALECTS, dropPostgresSchema, POSTGRES_URL, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';
 import { startEngineProcess, type EngineProcess } from '../../helpers/engine-process.js';
@@ -95,7 +96,7 @@ describe.each(DIALECTS)('an api engine restarted while packagers start its chann
     stores.push(store);
     const runtime = new AnsweredStarts();
     runtimes.push(runtime);
-    const worker = new ChannelCommandWorker({ db: store.db, dialect: store.dialect, runtime, clock: systemClock, logger, publicUrl: () => `http://${id}.local`, pollMs, id });
+    const worker = new ChannelCommandWorker({ queue: channelCommandQueue(store.db, store.dialect), runtime, clock: systemClock, logger, publicUrl: () => `http://${id}.local`, pollMs, id });
     workers.push(worker);
     await worker.start();
     return { store, runtime, worker };
