@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
-import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
+import type { AdinsertCache, AdinsertConfig } from '../kernel/seams/adinserts.js';
 import { keys, type AdPlanner, type AvailRecord, type Rung, type SessionRecord } from './ad-planner.js';
 import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
