@@ -127,7 +127,12 @@ function endpointOf(protocol: PushProtocol, host: string, port: number, streamKe
   }
 }
 
-export function createPushIngestService(ctx: EngineContext): PushIngestService {
+/** What push ingest needs of the engine: its listen address, public host, ffmpeg, logs, metrics and shutdown. */
+export type PushIngestContext = Pick<EngineContext, 'logger' | 'metrics' | 'clock' | 'onClose'> & {
+  config: Pick<EngineContext['config'], 'publicUrl' | 'rtmpPort' | 'host' | 'ffmpegPath'>;
+};
+
+export function createPushIngestService(ctx: PushIngestContext): PushIngestService {
   const logger = ctx.logger.child({ part: 'ingest' });
   const metrics = ingestMetrics(ctx.metrics.registry);
   const host = ingestHost(ctx.config.publicUrl);
