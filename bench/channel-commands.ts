@@ -8,13 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { systemClock } from '../src/core/clock.js';
-import { createLogger } from '../src/core/logger.js';
-import { openStore, type Store } from '../src/store/database.js';
+import { systemClock } from '../kernel/core/clock.js';
+import { createLogger } from '../kernel/core/logger.js';
+import { openStore, type Store } from '../kernel/store/database.js';
 import { RemoteChannelRuntime } from '../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../packager/channel-command-worker.js';
 import { redisCommandWakeup } from '../src/channels/channel-command-wakeup.js';
-import type { ChannelEndpoints, ChannelRuntime } from '../packager/channel-runtime.js';
+import { channelCommandQueue } from '../src/channels/channel-command.store.js';
+import type { ChannelEndpoints, ChannelRuntime } from '../kernel/seams/channel-runtime.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const N = Number(process.argv[2] ?? 40);
@@ -41,7 +42,7 @@ async function run(dialect: 'sqlite' | 'postgres', redis = false): Promise<Recor
   // two wake-ups, as two processes have
   const prefix = `bench:${schema}:`;
   const [senderWakeup, packagerWakeup] = redis ? [redisCommandWakeup(REDIS_URL, prefix, logger), redisCommandWakeup(REDIS_URL, prefix, logger)] : [];
-  const worker = new ChannelCommandWorker({ db: packager.db, dialect, runtime: noop, clock: systemClock, logger, publicUrl: () => 'http://packager', ...(packagerWakeup ? { wakeup: packagerWakeup } : {}) });
+  const worker = new ChannelCommandWorker({ queue: channelCommandQueue(packager.db, dialect), runtime: noop, clock: systemClock, logger, publicUrl: () => 'http://packager', ...(packagerWakeup ? { wakeup: packagerWakeup } : {}) });
   await worker.start();
   const remote = new RemoteChannelRuntime({ db: api.db, clock: systemClock, logger, ...(senderWakeup ? { wakeup: senderWakeup } : {}) });
   await new Promise((resolve) => setTimeout(resolve, 300)); // subscriptions in place

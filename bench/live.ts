@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateMedia } from '../fixtures/generate-media.js';
-import { startEngine, type RunningEngine } from '../src/engine.js';
-import { createLogger } from '../src/core/logger.js';
+import { startEngine, type RunningEngine } from '../wiring/engine.js';
+import { createLogger } from '../kernel/core/logger.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');

@@ -1,5 +1,5 @@
 // The operator console: built once at install time (npm run build:console) into console/dist, served by the
-// engine at /console (src/console.mount.ts). Everything is bundled: no CDN at run time.
+// engine at /console (wiring/console.mount.ts). Everything is bundled: no CDN at run time.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 

@@ -1,21 +1,19 @@
-// The packager side of channel commands (src/channels/channel-command.store.ts): heartbeats so api processes see it
-// alive, claims the commands it may run (untargeted starts, and everything aimed at channels it runs), runs them on
+// The packager side of channel commands (the queue of kernel/seams/channel-commands.ts, kept by the control plane in
+// src/channels/channel-command.store.ts): heartbeats so api processes see it alive, claims the commands it may run (untargeted starts, and everything aimed at channels it runs), runs them on
 // this process's runtime and writes the answer back. Commands of different channels run side by side: a start waits
 // for its first segment and must not hold up another channel's stop.
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Counter } from 'prom-client';
-import type { Clock } from '../src/core/clock.js';
-import type { Logger } from '../src/core/logger.js';
-import type { Db, Dialect } from '../src/store/database.js';
-import type { AdBreak, ChannelRuntime, ChannelSpec } from './channel-runtime.js';
-import type { CommandWakeup } from '../src/channels/channel-command-wakeup.js';
-import { isDatabaseUnavailable } from '../src/store/outage.js';
-import { beat, claimNext, finish, HEARTBEAT_MS, leave, pruneCommands, releaseOwner, type ChannelCommand } from '../src/channels/channel-command.store.js';
+import type { Clock } from '../kernel/core/clock.js';
+import type { Logger } from '../kernel/core/logger.js';
+import type { AdBreak, ChannelRuntime, ChannelSpec } from '../kernel/seams/channel-runtime.js';
+import { isDatabaseUnavailable } from '../kernel/store/outage.js';
+import { HEARTBEAT_MS, type ChannelCommandQueue, type ClaimedChannelCommand, type CommandWakeup } from '../kernel/seams/channel-commands.js';
 
 export interface ChannelCommandWorkerOptions {
-  db: Db;
-  dialect: Dialect;
+  /** where commands come from and answers go (the shared database's channel_commands) */
+  queue: ChannelCommandQueue;
   runtime: ChannelRuntime;
   /** wall time: heartbeats are compared across processes */
   clock: Clock;
@@ -51,7 +49,7 @@ export class ChannelCommandWorker {
     await this.beat();
     const heart = setInterval(() => void this.beat(), HEARTBEAT_MS);
     const poll = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
-    const prune = setInterval(() => void pruneCommands(this.options.db, this.options.clock.nowMs() - DAY_MS).catch(() => undefined), 3600_000);
+    const prune = setInterval(() => void this.options.queue.prune(this.options.clock.nowMs() - DAY_MS).catch(() => undefined), 3600_000);
     this.timers = [heart, poll, prune];
     for (const timer of this.timers) timer.unref();
     this.unsubscribe = this.options.wakeup?.subscribe((message) => {
@@ -62,7 +60,7 @@ export class ChannelCommandWorker {
 
   private async beat(): Promise<void> {
     if (this.closed) return;
-    await beat(this.options.db, this.id, this.options.publicUrl(), this.options.clock.nowMs()).catch((error: unknown) =>
+    await this.options.queue.beat(this.id, this.options.publicUrl(), this.options.clock.nowMs()).catch((error: unknown) =>
       this.options.logger.warn({ err: error }, 'the packager heartbeat could not be written'));
   }
 
@@ -72,7 +70,7 @@ export class ChannelCommandWorker {
     this.polling = true;
     try {
       for (;;) {
-        const command = await claimNext(this.options.db, this.options.dialect, this.id, this.options.clock.nowMs());
+        const command = await this.options.queue.claimNext(this.id, this.options.clock.nowMs());
         this.outageLoggedAt = 0;
         if (!command) return;
         const run = this.run(command);
@@ -94,36 +92,36 @@ export class ChannelCommandWorker {
     return true;
   }
 
-  private async run(command: ChannelCommand): Promise<void> {
-    const log = this.options.logger.child({ workflowId: command.workflow_id, command: command.kind, commandId: command.id });
+  private async run(command: ClaimedChannelCommand): Promise<void> {
+    const log = this.options.logger.child({ workflowId: command.workflowId, command: command.kind, commandId: command.id });
     let outcome: { result: unknown } | { error: string };
     try {
       outcome = { result: await this.dispatch(command) };
-      if (command.kind === 'stop') await releaseOwner(this.options.db, command.workflow_id);
+      if (command.kind === 'stop') await this.options.queue.releaseOwner(command.workflowId);
       log.info('channel command done');
     } catch (error) {
       outcome = { error: (error instanceof Error ? error.message : String(error)).slice(0, 1000) };
       log.warn({ err: error }, 'channel command failed');
     }
     this.options.commands?.inc({ kind: command.kind, outcome: 'error' in outcome ? 'failed' : 'done' });
-    await finish(this.options.db, command.id, outcome, this.options.clock.nowMs()).then(
+    await this.options.queue.finish(command.id, outcome, this.options.clock.nowMs()).then(
       () => this.options.wakeup?.publish(command.id),
       (error: unknown) => log.error({ err: error }, 'the answer of a channel command could not be written'),
     );
   }
 
-  private dispatch(command: ChannelCommand): Promise<unknown> {
+  private dispatch(command: ClaimedChannelCommand): Promise<unknown> {
     const { runtime } = this.options;
     const payload = JSON.parse(command.payload) as unknown;
     switch (command.kind) {
       case 'start':
         return runtime.start(payload as ChannelSpec);
       case 'stop':
-        return runtime.stop(command.workflow_id);
+        return runtime.stop(command.workflowId);
       case 'insertAdBreak':
-        return runtime.insertAdBreak(command.workflow_id, payload as AdBreak);
+        return runtime.insertAdBreak(command.workflowId, payload as AdBreak);
       case 'switchInput':
-        return runtime.switchInput(command.workflow_id, (payload as { input: string }).input);
+        return runtime.switchInput(command.workflowId, (payload as { input: string }).input);
     }
   }
 
@@ -137,6 +135,6 @@ export class ChannelCommandWorker {
     this.closed = true;
     this.unsubscribe?.();
     for (const timer of this.timers) clearInterval(timer);
-    await leave(this.options.db, this.id).catch(() => undefined);
+    await this.options.queue.leave(this.id).catch(() => undefined);
   }
 }

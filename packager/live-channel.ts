@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../src/core/logger.js';
-import type { ChannelEndpoints, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
+import type { Logger } from '../kernel/core/logger.js';
+import type { ChannelEndpoints, ChannelRuntimeEvent, ChannelSpec } from '../kernel/seams/channel-runtime.js';
 import { buildEncoderPlan, type EncoderPlan } from './encode/encoder-plan.js';
 import { EncoderSupervisor, type EncoderSource, type SupervisorEvent } from './encode/encoder-supervisor.js';
 import type { FinishedSegment } from './encode/encoder-run.js';
@@ -18,7 +18,7 @@ import { ArchiveRecorder, type ArchiveResult } from './archive/archive-recorder.
 import { ChannelOutputs } from './outputs/channel-outputs.js';
 import { ChannelSampler } from './graphs/channel-sampler.js';
 import type { LiveMetrics } from './live-metrics.js';
-import type { AdBreak } from './channel-runtime.js';
+import type { AdBreak } from '../kernel/seams/channel-runtime.js';
 import { writeOwner, type ChannelOwner } from './channel-owner.js';
 
 export interface ChannelDeps {

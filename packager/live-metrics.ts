@@ -1,7 +1,7 @@
 // Prometheus metrics of the packager (besides the per-channel graph gauges): channels running, encoder runs by kind
 // (input, slate) and alarms raised by code, so a dashboard sees restarts and input losses across channels.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CHANNEL_METRICS, type ChannelMetric } from './channel-runtime.js';
+import { CHANNEL_METRICS, type ChannelMetric } from '../kernel/seams/channel-runtime.js';
 
 export interface LiveMetrics {
   channelsRunning: Gauge;

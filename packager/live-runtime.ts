@@ -1,10 +1,10 @@
-// The engine's ChannelRuntime (packager/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
+// The engine's ChannelRuntime (kernel/seams/channel-runtime.ts): runs each started channel as a LiveChannel in this process.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Logger } from '../src/core/logger.js';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from './channel-runtime.js';
+import type { Logger } from '../kernel/core/logger.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from '../kernel/seams/channel-runtime.js';
 import { killOrphans } from '../media/ffmpeg-orphans.js';
 import { claimWorkDir, ownerAlive, ownerOf, readOwner, registerRuntime, type ChannelOwner } from './channel-owner.js';
 import { FrontRegistry } from './ingest/front-registry.js';

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { link, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../src/core/logger.js';
+import type { Logger } from '../kernel/core/logger.js';
 import { execTool } from '../media/exec-tool.js';
 import type { FrontFactory } from './ingest/front-registry.js';
 import { IngestConfigError, mp4Front, type PullInputSettings } from './ingest/pull/pull-fronts.js';

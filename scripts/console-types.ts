@@ -118,8 +118,8 @@ export function renderConsoleTypes(document: Schema): string {
 
 /** The document of an engine started for the purpose (SQLite in a temporary directory, the api role alone). */
 export async function engineOpenApi(): Promise<Schema> {
-  const { startEngine } = await import('../src/engine.js');
-  const { createLogger } = await import('../src/core/logger.js');
+  const { startEngine } = await import('../wiring/engine.js');
+  const { createLogger } = await import('../kernel/core/logger.js');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-openapi-'));
   const engine = await startEngine({
     env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ENGINE_ADMIN_PASSWORD: 'generating-console-types', PATH: process.env.PATH },

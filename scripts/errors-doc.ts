@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CATALOGUE } from '../src/core/errors.js';
+import { ERROR_CATALOGUE } from '../kernel/core/errors.js';
 import { SSAI_ERRORS } from '../ssai/errors.js';
 import { VOD_ERRORS } from '../vod-encoder/errors.js';
 
@@ -19,7 +19,7 @@ export function renderErrorsDoc(): string {
 Every failure answers \`{"status": false, "code": "…", "description": "…"}\` (plus \`fields\` on a 400 listing every bad
 field). Clients branch on \`code\`; a code is never reused once retired.
 
-## Control plane (\`src/core/errors.ts\`)
+## Control plane (\`kernel/core/errors.ts\`)
 
 ${table(ERROR_CATALOGUE)}
 

@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdinsertCache } from '../src/adinserts/adinsert-lookup.js';
-import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
+import type { AdinsertCache, AdinsertConfig } from '../kernel/seams/adinserts.js';
 import { keys, type AvailRecord, type Rung, type SessionRecord } from './avail-record.js';
 import type { AdPlanner } from './ad-planner.js';
 import { anchorKey, placeAvail } from './avail-placement.js';
@@ -22,7 +21,7 @@ import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaP
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
-import { isDatabaseUnavailable } from '../src/store/outage.js';
+import { isDatabaseUnavailable } from '../kernel/store/outage.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */

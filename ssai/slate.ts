@@ -5,7 +5,7 @@
 // shares its disk cache and in-flight de-duplication.
 import type { Logger } from 'pino';
 import { prepareSlate } from '../vod-encoder/prepare-creative.js';
-import type { AdinsertConfig } from '../src/adinserts/adinsert.schema.js';
+import type { AdinsertConfig } from '../kernel/seams/adinserts.js';
 import type { PrepareSlateFn } from './slate-fill.js';
 
 export interface LocalSlateOptions {

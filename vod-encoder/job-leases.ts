@@ -3,7 +3,7 @@
 // tells the surviving workers within seconds, and one of them fails the job so pg-boss retries it at once elsewhere.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../kernel/store/database.js';
 
 export interface JobLeaseTable {
   job_id: string;
@@ -14,7 +14,7 @@ export interface JobLeaseTable {
   renewed_at: number;
 }
 
-declare module '../src/store/database.js' {
+declare module '../kernel/store/database.js' {
   interface Tables {
     job_leases: JobLeaseTable;
   }

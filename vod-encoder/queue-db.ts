@@ -3,8 +3,8 @@
 // One process takes jobs (the all-in-one engine); for several workers use the pg-boss queue.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../src/store/database.js';
-import { fromJson, toJson } from '../src/store/database.js';
+import type { Db } from '../kernel/store/database.js';
+import { fromJson, toJson } from '../kernel/store/database.js';
 import type { EncodeProgress } from './ffmpeg-runner.js';
 import {
   DEFAULT_CONCURRENCY, JOB_PRIORITY, JobCanceledError, type EncodeQueue, type EnqueueOptions, type JobHandler, type JobInfo,
@@ -25,7 +25,7 @@ export interface EncodeJobTable {
   updated_at: number;
 }
 
-declare module '../src/store/database.js' {
+declare module '../kernel/store/database.js' {
   interface Tables {
     encode_jobs: EncodeJobTable;
   }

@@ -4,7 +4,7 @@
 // EXT-X-CUE-IN on the first segment after it. The SCTE-35 bytes come from the one codec the proxy also uses.
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import { TICKS_PER_SECOND } from '../../media/scte35.js';
-import type { AdBreak } from '../channel-runtime.js';
+import type { AdBreak } from '../../kernel/seams/channel-runtime.js';
 import type { AnnouncedRange, CueTag } from '../hls/live-playlist.js';
 
 interface ScheduledBreak {

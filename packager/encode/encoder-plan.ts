@@ -1,6 +1,6 @@
 // Turns a blueprint's `encoderSettings` (the encoder service's own create-channel keys, spec 2.1) into the one
 // ABR ladder a channel's ffmpeg encodes. Unknown keys are ignored; settings we cannot honour fail the start.
-import type { ChannelSpec } from '../channel-runtime.js';
+import type { ChannelSpec } from '../../kernel/seams/channel-runtime.js';
 
 export interface VideoRendition {
   /** name used in file names: the output's nameModifier without its leading `_`, or its index */

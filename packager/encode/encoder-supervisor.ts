@@ -1,7 +1,7 @@
 // Keeps a channel's one ffmpeg running (issue 18, lifecycle): a crash restarts the input with backoff and raises
 // ENCODER_RESTARTED; a lost input (ffmpeg ends, or stalls) puts the slate on air and raises INPUT_LOSS while the input
 // is probed with backoff; both alarms clear when the input produces segments again. One run at a time.
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../kernel/core/logger.js';
 import type { EncoderPlan } from './encoder-plan.js';
 import { EncoderRun, type FinishedSegment } from './encoder-run.js';
 import { execTool } from '../../media/exec-tool.js';

@@ -2,7 +2,7 @@
 // the process's read counter (/proc/<pid>/io: what a pull input or a push front delivered) and the channel's own
 // counters. Units follow the graphs endpoint: Mb/s, counts, frames/s, ms, packets, percent.
 import { readFileSync } from 'node:fs';
-import type { ChannelMetric } from '../channel-runtime.js';
+import type { ChannelMetric } from '../../kernel/seams/channel-runtime.js';
 import type { ProgressSample } from '../../media/ffmpeg-process.js';
 
 export interface SamplerSources {

@@ -2,9 +2,9 @@
 // Playlists change every segment (no caching); segment names never repeat (immutable).
 import path from 'node:path';
 import express from 'express';
-import { CONTENT_TYPES, SEGMENT_CACHE } from '../../src/media/media.mount.js';
-import { engineError } from '../../src/core/errors.js';
-import { sendError } from '../../src/http/app.js';
+import { CONTENT_TYPES, SEGMENT_CACHE } from '../../kernel/http/media-types.js';
+import { engineError } from '../../kernel/core/errors.js';
+import { sendError } from '../../kernel/http/send-error.js';
 
 export function liveMount(liveRoot: string): (app: express.Express) => void {
   const files = express.static(path.resolve(liveRoot), {

@@ -1,6 +1,6 @@
 // Which ingest front serves which protocol (spec 2.4). Pull fronts are built in; push fronts (RTMP_PUSH, SRT_PUSH,
 // RIST, RTP, RTP_FEC) are registered by their own module. A protocol without a front fails the start with the reason.
-import type { ChannelSpec } from '../channel-runtime.js';
+import type { ChannelSpec } from '../../kernel/seams/channel-runtime.js';
 import type { IngestFront, IngestProtocol } from './ingest-front.js';
 import { IngestConfigError, mp4Front, rtmpPullFront, urlPullFront, type PullInputSettings } from './pull/pull-fronts.js';
 

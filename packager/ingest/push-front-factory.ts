@@ -3,8 +3,8 @@
 // the input's inputSecurityGroups), always also behind the workflow's inputWhitelistCIDRs. Wiring, in the runtime:
 //   for (const protocol of PUSH_PROTOCOLS) registry.register(protocol, pushFrontFactory(ctx));
 // A managed input may leave `type` out of the blueprint: pushProtocolOf() reads it from the managed input.
-import type { EngineContext } from '../../src/context.js';
-import { isCidrBlock } from '../../src/core/cidr.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { isCidrBlock } from '../../kernel/core/cidr.js';
 import { createPushIngestService, isPushProtocol, pushSpecOfManagedInput, type OpenedPushFront, type PushIngestSpec, type PushProtocol } from './push-ingest.js';
 
 /** What a factory is handed (a structural subset of the registry's FrontRequest). */

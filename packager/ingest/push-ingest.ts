@@ -19,13 +19,12 @@
  * per engine on RTMP_PORT, shared by stream key), the CIDR list in the UDP relay, the SRT passphrase in the front's
  * private ffmpeg listener (the relay reads its verdict from the handshake; the front runs, watches and kills that
  * listener). Managed inputs keep their port and key across starts; unmanaged ones get an ephemeral port (outside
- * the managed range) and a fresh key per start. packager/packager.part.ts registers the fronts.
+ * the managed range) and a fresh key per start. wiring/packager.part.ts registers the fronts.
  */
 import { randomBytes } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { EngineContext } from '../../src/context.js';
-import type { ManagedInput } from '../../src/inputs/input.store.js';
-import { ingestHost } from '../../src/inputs/ingest.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { ingestHost, type ManagedInputRecord } from '../../kernel/seams/managed-inputs.js';
 import type { IngestFront, IngestProtocol } from './ingest-front.js';
 import { RtmpServer } from './rtmp/rtmp-server.js';
 import { openRtmpFront } from './rtmp/rtmp-front.js';
@@ -73,14 +72,14 @@ export interface PushIngestService {
   close(): Promise<void>;
 }
 
-declare module '../../src/context.js' {
+declare module '../../kernel/context.js' {
   interface EngineServices {
     pushIngest?: PushIngestService;
   }
 }
 
 /** The fixed part of a managed input's front: its protocol, port and key (a connected device pushes SRT). */
-export function pushSpecOfManagedInput(input: ManagedInput): Pick<PushIngestSpec, 'protocol' | 'streamKey' | 'port'> | undefined {
+export function pushSpecOfManagedInput(input: ManagedInputRecord): Pick<PushIngestSpec, 'protocol' | 'streamKey' | 'port'> | undefined {
   const protocol = input.type === 'CONNECTED_DEVICE' ? 'SRT_PUSH' : input.protocol;
   if (!protocol || !isPushProtocol(protocol)) return undefined;
   return { protocol, streamKey: input.ingest.streamKey, port: input.ingest.port };
@@ -128,7 +127,12 @@ function endpointOf(protocol: PushProtocol, host: string, port: number, streamKe
   }
 }
 
-export function createPushIngestService(ctx: EngineContext): PushIngestService {
+/** What push ingest needs of the engine: its listen address, public host, ffmpeg, logs, metrics and shutdown. */
+export type PushIngestContext = Pick<EngineContext, 'logger' | 'metrics' | 'clock' | 'onClose'> & {
+  config: Pick<EngineContext['config'], 'publicUrl' | 'rtmpPort' | 'host' | 'ffmpegPath'>;
+};
+
+export function createPushIngestService(ctx: PushIngestContext): PushIngestService {
   const logger = ctx.logger.child({ part: 'ingest' });
   const metrics = ingestMetrics(ctx.metrics.registry);
   const host = ingestHost(ctx.config.publicUrl);

@@ -5,15 +5,8 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { makeAsset, type LinearAsset, type Track, type VariantTrack } from './asset.js';
+import type { AssetLocation } from '../../kernel/seams/linear-schedule.js';
 
-export interface AssetLocation {
-  id: string;
-  /** directory holding master.m3u8 */
-  dir: string;
-  /** URL of that directory, for the absolute segment URLs */
-  baseUrl: string;
-  master?: string;
-}
 
 async function track(loc: AssetLocation, uri: string): Promise<Track> {
   const scanned = scanMediaPlaylist(await readFile(path.join(loc.dir, uri), 'utf8'));

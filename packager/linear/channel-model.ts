@@ -3,7 +3,7 @@
 import type { LinearAsset, Track } from './asset.js';
 import { expandSources, makeProgram, type SourceEntry } from './program.js';
 import type { MasterVariant } from './render.js';
-import type { LinearSchedule } from './schedule.js';
+import type { LinearSchedule } from '../../kernel/seams/linear-schedule.js';
 import { Timeline, type Block } from './timeline.js';
 
 export interface ChannelModel {

@@ -9,7 +9,7 @@ import { makeAsset, type LinearAsset } from './asset.js';
 import type { AssetCache } from './asset-loader.js';
 import { buildModel, variantPick, type ChannelModel } from './channel-model.js';
 import { ANNOUNCE_AHEAD_MS, renderMaster, renderMedia } from './render.js';
-import type { LinearScheduleSource } from './schedule.js';
+import type { LinearScheduleSource } from '../../kernel/seams/linear-schedule.js';
 
 export const LINEAR_PATH = '/linear/';
 /** segments in a media playlist: 15 × 4 s, a minute: room for players that fall behind the edge on a slow machine */

@@ -1,7 +1,7 @@
 // The destinations of a channel besides its own origin: HLS pushed to a generic CDN by HTTP PUT, and RTMP pushes.
 import path from 'node:path';
-import type { Logger } from '../../src/core/logger.js';
-import type { ChannelOutput } from '../channel-runtime.js';
+import type { Logger } from '../../kernel/core/logger.js';
+import type { ChannelOutput } from '../../kernel/seams/channel-runtime.js';
 import type { EncoderPlan } from '../encode/encoder-plan.js';
 import { MULTIVARIANT_NAME, mediaPlaylistName } from '../hls/multivariant.js';
 import { HlsPutPublisher } from './hls-put-publisher.js';

@@ -2,7 +2,7 @@
 // playlist that names it, in that order, so the CDN never serves a playlist naming a missing segment. Segments that
 // left the window are DELETEd. A failing CDN raises OUTPUT_FAILURE; the origin output is not affected.
 import { readFile } from 'node:fs/promises';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../kernel/core/logger.js';
 
 export interface PublisherEvents {
   alarm(active: boolean, message: string): void;

@@ -2,7 +2,7 @@
 // rendition playlist (local file, no re-encode) and publishes it as FLV. It restarts with backoff when the endpoint
 // refuses or drops it, and raises OUTPUT_FAILURE meanwhile; the HLS outputs are never affected.
 import path from 'node:path';
-import type { Logger } from '../../src/core/logger.js';
+import type { Logger } from '../../kernel/core/logger.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 
 const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];

@@ -1,39 +1,11 @@
 // The cached read interface the proxy uses for every playlist (issue 5 "Speed by design"): an LRU invalidated on
 // update/delete in this process; the TTL bounds staleness when the api role runs in another process.
 import { LRUCache } from 'lru-cache';
-import type { AdinsertConfig } from './adinsert.schema.js';
+import type { AdinsertCache, AdinsertConfig, AdinsertLookup } from '../../kernel/seams/adinserts.js';
 import type { AdinsertStore } from './adinsert.store.js';
 
-/** What a live channel needs of an ad-insertion configuration to build its SSAI playback URL (spec 2.11, 4.2). */
-export interface AdinsertRef {
-  /** the configuration's guid */
-  id: string;
-  type: string;
-  sourceUrl: string;
-}
-
-/** Organization-scoped read of ad-insertion configurations, given by the SSAI part; used by src/channels. */
-export interface AdinsertLookup {
-  get(organizationId: string, id: string): Promise<AdinsertRef | undefined>;
-}
-
-// The one declaration of the adinsert entries of ctx.services (module augmentation, ARCHITECTURE.md).
-declare module '../context.js' {
-  interface EngineServices {
-    /** cached reads of ad-insertion configurations by guid (the proxy) or scoped to an organization */
-    adinserts?: AdinsertCache;
-    /** the organization-scoped lookup of live channels (src/channels/channel.view.ts) */
-    adinsertLookup?: AdinsertLookup;
-  }
-}
-
-export interface AdinsertCache {
-  /** for the proxy: any organization's configuration by guid, cached */
-  get(guid: string): Promise<AdinsertConfig | undefined>;
-  /** for live channels building SSAI playback URLs: only the organization's own configuration */
-  findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
-  invalidate(guid: string): void;
-}
+// The seam's types live in the kernel (the proxy reads them too); re-exported for the control plane's callers.
+export type { AdinsertCache, AdinsertLookup, AdinsertRef } from '../../kernel/seams/adinserts.js';
 
 const MISSING = Symbol('missing');
 const RETRY_AFTER_FAILURE_MS = 1000;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { notFound } from '../core/errors.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/core/errors.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import type { AdinsertCache } from './adinsert-lookup.js';
 import { adinsertCreateBody, adinsertRead, adinsertUpdateBody, toRead } from './adinsert.schema.js';
 import type { AdinsertStore } from './adinsert.store.js';

@@ -1,5 +1,6 @@
 // Ad-insertion configuration (spec 2.11, 4.6): write fields snake_case, read fields camelCase.
 import { z } from 'zod';
+import { ADINSERT_TYPES, type AdinsertConfig } from '../../kernel/seams/adinserts.js';
 
 /** http(s) URL; `[variables]` of the ad server template (DESIGN.md "Ad playback") are allowed anywhere. */
 function httpUrl(withVariables: boolean) {
@@ -14,8 +15,8 @@ function httpUrl(withVariables: boolean) {
   }, 'must be an http(s) URL');
 }
 
-export const ADINSERT_TYPES = ['live', 'broker'] as const;
-export type AdinsertType = (typeof ADINSERT_TYPES)[number];
+// The record and its types are the seam other parts read (kernel/seams/adinserts.ts); re-exported here.
+export { ADINSERT_TYPES, type AdinsertConfig, type AdinsertType } from '../../kernel/seams/adinserts.js';
 
 const name = z.string().trim().min(1, 'required').max(200);
 const type = z.enum(ADINSERT_TYPES, { message: 'live or broker' });
@@ -62,21 +63,6 @@ export const adinsertRead = z.object({
   adServerMaxRps: z.number().int().optional(),
 });
 export type AdinsertRead = z.output<typeof adinsertRead>;
-
-/** What the proxy and the live channels need: the stored record with its organization. */
-export interface AdinsertConfig {
-  guid: string;
-  organizationId: string;
-  name: string;
-  adServer: string;
-  type: AdinsertType;
-  sourceUrl: string;
-  slateAd?: string;
-  /** ad_server_max_rps: absent, no cap */
-  adServerMaxRps?: number;
-  createdAt: number;
-  updatedAt: number;
-}
 
 /** spec 2.11/DESIGN.md: masterEndpoint = {public_url}/v1/master/{guid}/ */
 export function masterEndpoint(publicUrl: string, guid: string): string {

@@ -1,5 +1,5 @@
-import type { Db } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 import type { AdinsertConfig, AdinsertCreateInput, AdinsertType, AdinsertUpdateInput } from './adinsert.schema.js';
 
 export interface AdinsertTable {
@@ -16,7 +16,7 @@ export interface AdinsertTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     adinserts: AdinsertTable;
   }

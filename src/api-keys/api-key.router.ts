@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { notFound } from '../core/errors.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/core/errors.js';
 import { fixedFieldsShape, takeUnchanged } from '../http/unchanged-fields.js';
-import { route, type RouteSpec } from '../http/route.js';
-import { org } from '../auth/principal.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
+import { org } from '../../kernel/http/principal.js';
 import type { ApiKey } from './api-key.store.js';
 
 const keyName = z.string().trim().min(1).max(128);

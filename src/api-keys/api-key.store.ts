@@ -1,5 +1,5 @@
-import type { Db } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 import type { KeyVault } from './key-vault.js';
 
 export interface ApiKeyTable {
@@ -16,7 +16,7 @@ export interface ApiKeyTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     api_keys: ApiKeyTable;
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import { findUserByEmail, findUserById } from '../organizations/organization.store.js';
 import { verifyPassword } from './passwords.js';
 

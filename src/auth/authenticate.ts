@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { EngineContext } from '../context.js';
-import { engineError } from '../core/errors.js';
-import type { AuthMode } from '../http/route.js';
-import type { Principal } from './principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError } from '../../kernel/core/errors.js';
+import type { AuthMode } from '../../kernel/http/route.js';
+import type { Principal } from '../../kernel/http/principal.js';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { createRedisClient, RedisReadiness } from '../store/redis.js';
-import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/logger.js';
+import { createRedisClient, RedisReadiness } from '../../kernel/store/redis.js';
+import type { Clock } from '../../kernel/core/clock.js';
+import type { Logger } from '../../kernel/core/logger.js';
 
 /** Failed sign-ins counted per key (an email, an address) in a fixed window. */
 export interface LoginLimiter {
@@ -81,7 +81,7 @@ export class RedisLoginLimiter implements LoginLimiter {
     private readonly maxFailures = LOGIN_MAX_FAILURES,
     private readonly windowMs = LOGIN_WINDOW_MS,
   ) {
-    // fails fast while Redis is away (src/store/redis.ts): a sign-in then counts in this process
+    // fails fast while Redis is away (kernel/store/redis.ts): a sign-in then counts in this process
     this.redis = createRedisClient(url, { purpose: 'login rate limits', logger });
     this.readiness = new RedisReadiness(this.redis);
     this.fallback = new LoginRateLimiter(clock, maxFailures, windowMs);

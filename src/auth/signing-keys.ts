@@ -1,8 +1,8 @@
 // The JWT signing key is generated at first start and kept in the store, so every api instance on one
 // database verifies the others' tokens.
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
-import type { Db } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 
 export interface SigningKeyTable {
   kid: string;
@@ -12,7 +12,7 @@ export interface SigningKeyTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     signing_keys: SigningKeyTable;
   }

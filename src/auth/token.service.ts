@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import type { Clock } from '../core/clock.js';
-import type { Db } from '../store/database.js';
-import { engineError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { PERMISSIONS, type Permission, type Principal } from './principal.js';
+import type { Clock } from '../../kernel/core/clock.js';
+import type { Db } from '../../kernel/store/database.js';
+import { engineError } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { PERMISSIONS, type Permission, type Principal } from '../../kernel/http/principal.js';
 import { JWT_ALGORITHM, type SigningKey } from './signing-keys.js';
 import type { UserWithRole } from '../organizations/organization.store.js';
 
@@ -17,7 +17,7 @@ export interface RefreshTokenTable {
   revoked: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     refresh_tokens: RefreshTokenTable;
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { notFound } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
+import { notFound } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import type { BlueprintCatalog } from './blueprint.catalog.js';
 
 /** The answer of GET /blueprints (documented only, as every response schema). */

@@ -1,13 +1,13 @@
 import { assertRawUnchanged } from '../http/unchanged-fields.js';
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { AdinsertStore } from '../adinserts/adinsert.store.js';
 import type { AdinsertConfig } from '../adinserts/adinsert.schema.js';
-import { engineError, notFound, type ErrorCode, type FieldProblem } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import { engineError, notFound, type ErrorCode, type FieldProblem } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { attachedMetaProblems } from '../meta-groups/attached-meta.js';
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import { channelBody, channelRead, type BrokerChannel, type ChannelInput, type ChannelRead } from './broker-channel.schema.js';
 import { BrokerChannelStore } from './broker-channel.store.js';
 import { canSee, channelReader, type ChannelReader } from './channel-access.js';

@@ -1,6 +1,6 @@
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import type { StoredMeta } from '../meta-groups/attached-meta.js';
-import { fromJson, toJson } from '../store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
 import type { BrokerChannel, ChannelInput, ChannelType } from './broker-channel.schema.js';
 
 export interface BrokerChannelTable {
@@ -24,7 +24,7 @@ export interface BrokerChannelTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     broker_channels: BrokerChannelTable;
   }

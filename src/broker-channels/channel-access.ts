@@ -1,7 +1,7 @@
 // Who sees a broker channel (issue 15): the access lists apply to ID-token readers; admins and API keys see every channel.
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../../kernel/http/principal.js';
 import { findUserById } from '../organizations/organization.store.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../../kernel/store/database.js';
 import type { BrokerChannel } from './broker-channel.schema.js';
 
 export interface ChannelReader {

@@ -1,12 +1,11 @@
-// The assembler's read of the broker (packager/linear/schedule.ts) over the control plane's store: a virtual channel's
+// The assembler's read of the broker (kernel/seams/linear-schedule.ts) over the control plane's store: a virtual channel's
 // listings with their playlists' sources and ads, and where each playable VOD's HLS lies in the media store.
 import path from 'node:path';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { ListingStore } from '../broker-listings/listing.store.js';
 import { PlaylistStore } from '../broker-playlists/playlist.store.js';
 import { VodStore } from '../vod/vod.store.js';
-import type { AssetLocation } from '../../packager/linear/asset-loader.js';
-import type { LinearListing, LinearSchedule, LinearScheduleSource } from '../../packager/linear/schedule.js';
+import type { AssetLocation, LinearListing, LinearSchedule, LinearScheduleSource } from '../../kernel/seams/linear-schedule.js';
 import { BrokerChannelStore } from './broker-channel.store.js';
 import { linearToken } from './playback-url.js';
 

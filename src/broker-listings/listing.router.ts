@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, type ErrorCode, type FieldProblem } from '../core/errors.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, type ErrorCode, type FieldProblem } from '../../kernel/core/errors.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { attachedMetaProblems } from '../meta-groups/attached-meta.js';
 import type { ChannelAccess } from '../broker-channels/broker-channel.router.js';
 import { channelReader } from '../broker-channels/channel-access.js';
 import { checkPlayableVod } from '../broker-playlists/playable-vod.js';
 import { PlaylistStore } from '../broker-playlists/playlist.store.js';
-import type { Tx } from '../store/database.js';
+import type { Tx } from '../../kernel/store/database.js';
 import { listingList, listingsBatchBody, unixSeconds, type ListingsBatch } from './listing.schema.js';
 import { ListingStore } from './listing.store.js';
 

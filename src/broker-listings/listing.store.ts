@@ -1,7 +1,7 @@
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import type { StoredMeta } from '../meta-groups/attached-meta.js';
-import { fromJson, toJson } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 import type { Listing, ListingInput } from './listing.schema.js';
 
 export interface BrokerListingTable {
@@ -22,7 +22,7 @@ export interface BrokerListingTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     broker_listings: BrokerListingTable;
   }

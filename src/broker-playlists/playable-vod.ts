@@ -1,5 +1,5 @@
 // What playlists and listings may play: a VOD source of the organization whose encode is complete with HLS.
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import { VodStore, type VodSource } from '../vod/vod.store.js';
 
 export type VodCheck =

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, notFound, type ErrorCode, type FieldProblem } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound, type ErrorCode, type FieldProblem } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { attachedMetaProblems } from '../meta-groups/attached-meta.js';
 import { ListingStore } from '../broker-listings/listing.store.js';
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import { VodStore } from '../vod/vod.store.js';
 import { checkPlayableVod, sourceMeta } from './playable-vod.js';
 import { playlistBody, seconds, type Playlist, type PlaylistInput } from './playlist.schema.js';

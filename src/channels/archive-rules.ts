@@ -1,6 +1,6 @@
 // Spec 3.3: what the createArchives flag does to the archive output groups of a blueprint's channel.
 import type { Blueprint } from '../blueprints/blueprint.schema.js';
-import type { ChannelSpec } from '../../packager/channel-runtime.js';
+import type { ChannelSpec } from '../../kernel/seams/channel-runtime.js';
 
 type OutputGroup = { outputGroupSettings?: Record<string, unknown> } & Record<string, unknown>;
 

@@ -1,14 +1,8 @@
 // Optional Redis wake-up for channel commands (REDIS_URL set): a sender announces a new command and a packager
 // announces an answer, so neither waits for its next poll. The rows stay the truth: a lost message costs one poll.
-import type { Logger } from '../core/logger.js';
-import { createRedisClient } from '../store/redis.js';
-
-export interface CommandWakeup {
-  /** 'new' (a command was written) or the id of a command that was answered */
-  publish(message: string): void;
-  subscribe(listener: (message: string) => void): () => void;
-  close(): Promise<void>;
-}
+import type { Logger } from '../../kernel/core/logger.js';
+import { createRedisClient } from '../../kernel/store/redis.js';
+import type { CommandWakeup } from '../../kernel/seams/channel-commands.js';
 
 export function redisCommandWakeup(url: string, prefix: string, logger: Logger): CommandWakeup {
   const channel = `${prefix}channel-commands`;

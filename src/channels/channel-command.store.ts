@@ -1,11 +1,13 @@
 // Channel commands between processes (DESIGN.md "Processes and scale"): an api process without a local runtime writes
 // a command row, a packager process claims it, runs it on its runtime and writes the result back. Packagers heartbeat
 // in `packager_processes`; `channel_owners` names the packager that runs each channel, so its later commands go there.
-import type { Db, Dialect, Tx } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db, Dialect, Tx } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 
-export const CHANNEL_COMMAND_KINDS = ['start', 'stop', 'insertAdBreak', 'switchInput'] as const;
-export type ChannelCommandKind = (typeof CHANNEL_COMMAND_KINDS)[number];
+import { STALE_MS, type ChannelCommandKind, type ChannelCommandQueue } from '../../kernel/seams/channel-commands.js';
+
+// The kinds and the heartbeat belong to the seam the packager sees; re-exported for the control plane's callers.
+export { CHANNEL_COMMAND_KINDS, HEARTBEAT_MS, STALE_MS, type ChannelCommandKind } from '../../kernel/seams/channel-commands.js';
 export type ChannelCommandStatus = 'pending' | 'running' | 'done' | 'failed';
 
 export interface ChannelCommandTable {
@@ -39,7 +41,7 @@ export interface PackagerProcessTable {
   beat_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     channel_commands: ChannelCommandTable;
     channel_owners: ChannelOwnerTable;
@@ -48,10 +50,6 @@ declare module '../store/database.js' {
 }
 
 export type ChannelCommand = ChannelCommandTable;
-
-/** A packager beats every HEARTBEAT_MS; one silent for STALE_MS is taken for gone (killed, crashed, cut off). */
-export const HEARTBEAT_MS = 2_000;
-export const STALE_MS = 6_000;
 
 export async function beat(db: Db, id: string, publicUrl: string, now: number): Promise<void> {
   await db
@@ -180,4 +178,19 @@ export async function releaseOwner(db: Db, workflowId: string): Promise<void> {
 /** Finished commands are of no use after a day: the table stays small. */
 export async function pruneCommands(db: Db, before: number): Promise<void> {
   await db.deleteFrom('channel_commands').where('status', 'in', ['done', 'failed']).where('created_at', '<', before).execute();
+}
+
+/** The packager's side of these tables (kernel/seams/channel-commands.ts): what ChannelCommandWorker is given. */
+export function channelCommandQueue(db: Db, dialect: Dialect): ChannelCommandQueue {
+  return {
+    beat: (packagerId, publicUrl, now) => beat(db, packagerId, publicUrl, now),
+    leave: (packagerId) => leave(db, packagerId),
+    claimNext: async (packagerId, now) => {
+      const row = await claimNext(db, dialect, packagerId, now);
+      return row && { id: row.id, workflowId: row.workflow_id, kind: row.kind, payload: row.payload };
+    },
+    finish: (commandId, outcome, now) => finish(db, commandId, outcome, now),
+    releaseOwner: (workflowId) => releaseOwner(db, workflowId),
+    prune: (before) => pruneCommands(db, before),
+  };
 }

@@ -1,13 +1,13 @@
 // Operations on a running channel (spec 4.2.11, 4.2.12): dynamic ad breaks, alarms, graphs, input switching.
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
-import { CHANNEL_METRICS } from '../../packager/channel-runtime.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
+import { CHANNEL_METRICS } from '../../kernel/seams/channel-runtime.js';
 import { blueprintInputs } from '../blueprints/blueprint.schema.js';
 import type { ChannelService } from './channel.service.js';
-import { org } from '../auth/principal.js';
+import { org } from '../../kernel/http/principal.js';
 import { channelParams } from './channel.router.js';
 import { listAlarms, listMetric, recordAdBreak } from './channel-telemetry.store.js';
 

@@ -1,8 +1,8 @@
 // Registers the ChannelRuntime entry of ctx.services (module augmentation, ARCHITECTURE.md). The adinsertLookup entry
 // channels read is declared once, in src/adinserts/adinsert-lookup.ts.
-import type { ChannelRuntime } from '../../packager/channel-runtime.js';
+import type { ChannelRuntime } from '../../kernel/seams/channel-runtime.js';
 
-declare module '../context.js' {
+declare module '../../kernel/context.js' {
   interface EngineServices {
     /** Runs channels (the packager); absent until a runtime is registered: starts then fail with a reason. */
     channelRuntime?: ChannelRuntime;

@@ -1,10 +1,10 @@
 // Ad breaks, alarms and metric samples of channels (spec 4.2.11, 4.2.12); the runtime fills alarms and
 // metrics through recordAlarm / recordMetric (wired from its events in channel.service.ts).
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import { notify } from '../notifications/outbox.js';
 import { alarmEvent } from '../notifications/events.js';
-import { newId } from '../core/ids.js';
-import type { ChannelMetric } from '../../packager/channel-runtime.js';
+import { newId } from '../../kernel/core/ids.js';
+import type { ChannelMetric } from '../../kernel/seams/channel-runtime.js';
 
 export interface ChannelAdBreakTable {
   id: string;
@@ -34,7 +34,7 @@ export interface ChannelMetricTable {
   value: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     channel_ad_breaks: ChannelAdBreakTable;
     channel_alarms: ChannelAlarmTable;

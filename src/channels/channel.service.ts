@@ -1,11 +1,11 @@
 // The channel state machine of spec 3.1. Requests move a workflow into PROVISIONING / STOPPING / DELETING and
 // answer at once; the rest runs asynchronously here, every step through WorkflowStore.transition.
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { toJson } from '../store/database.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { toJson } from '../../kernel/store/database.js';
 import { blueprintInputs } from '../blueprints/blueprint.schema.js';
-import type { ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec, HeldStart } from '../../packager/channel-runtime.js';
+import type { ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec, HeldStart } from '../../kernel/seams/channel-runtime.js';
 import type { Workflow, WorkflowStore } from '../workflows/workflow.store.js';
 import { LOCKED_STATUSES, type WorkflowStatus } from '../workflows/workflow.schema.js';
 import { applyArchiveRules } from './archive-rules.js';

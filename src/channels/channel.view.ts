@@ -1,6 +1,6 @@
 // The channel detail of GET /channels[/{workflowId}] (spec 2.3, DESIGN.md), with the SSAI playback URL of 4.2.
 import { sql } from 'kysely';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import type { Workflow } from '../workflows/workflow.store.js';
 
 /** What the SSAI URL needs of an ad-insertion configuration (spec 2.11). */

@@ -3,11 +3,11 @@
 // call fails at once, with the reason, when no packager (or not the one running the channel) is alive. After a
 // restart of this process, a start it had sent and a live packager still runs is waited for again (heldStart).
 import type { Counter } from 'prom-client';
-import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/logger.js';
-import type { Db } from '../store/database.js';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec, HeldStart } from '../../packager/channel-runtime.js';
-import type { CommandWakeup } from './channel-command-wakeup.js';
+import type { Clock } from '../../kernel/core/clock.js';
+import type { Logger } from '../../kernel/core/logger.js';
+import type { Db } from '../../kernel/store/database.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec, HeldStart } from '../../kernel/seams/channel-runtime.js';
+import type { CommandWakeup } from '../../kernel/seams/channel-commands.js';
 import { cancel, enqueue, lastStartCommand, livePackagers, ownerOf, readCommand, releaseOwner, STALE_MS, type ChannelCommandKind } from './channel-command.store.js';
 
 export const NO_PACKAGER_REASON =

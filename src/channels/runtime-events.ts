@@ -1,7 +1,7 @@
 // Records what a channel runtime reports (alarms, metric samples, failures) into the control plane's tables. The live
 // part does it where it runs beside the runtime; a packager process without the api role does it itself (the events
 // are raised where the channel runs, and only the database is shared).
-import type { ChannelRuntimeEvent } from '../../packager/channel-runtime.js';
+import type { ChannelRuntimeEvent } from '../../kernel/seams/channel-runtime.js';
 import type { WorkflowStore } from '../workflows/workflow.store.js';
 import { recordAlarm, recordMetric } from './channel-telemetry.store.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { notFound } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
-import { org } from '../auth/principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
+import { org } from '../../kernel/http/principal.js';
 import { InputStore } from '../inputs/input.store.js';
 import { deviceSettings } from '../inputs/input.schema.js';
 import { DeviceStore, deviceView } from './device.store.js';

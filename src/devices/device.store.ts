@@ -1,8 +1,8 @@
 // Connected devices (spec 2.4): a device registers and reports through its heartbeat; the engine keeps
 // what it reported (name, settings, settings version, last seen) and the settings it wants the device to
 // apply (set through the device's managed input), from which the settings-sync state follows.
-import type { Db, Tx } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
 
 export interface DeviceTable {
   id: string;
@@ -18,7 +18,7 @@ export interface DeviceTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     devices: DeviceTable;
   }

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { EngineContext } from '../context.js';
-import { engineError, errorBody, isEngineError, type EngineError } from '../core/errors.js';
-import { hasPermission } from '../auth/principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, isEngineError } from '../../kernel/core/errors.js';
+import { hasPermission } from '../../kernel/http/principal.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
-import { authModeForPath, type RouteSpec } from './route.js';
+import { authModeForPath, type RouteSpec } from '../../kernel/http/route.js';
 import { parsePart } from './validation.js';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../store/outage.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../kernel/store/outage.js';
 import { securityHeaders } from './security-headers.js';
+import { sendError } from '../../kernel/http/send-error.js';
 
 export const BODY_LIMIT = '1mb';
 
@@ -29,14 +30,6 @@ function answerPreflight(req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
-export function sendError(res: Response, error: EngineError): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  if (error.details?.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
-  res.status(error.status).json(errorBody(error));
-}
 
 /** Builds the control-plane Express app from route specs plus raw mounts (media, uploads, docs). */
 export function createApp(

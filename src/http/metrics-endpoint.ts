@@ -3,8 +3,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineContext } from '../context.js';
-import { engineError, errorBody, type EngineError } from '../core/errors.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, errorBody, type EngineError } from '../../kernel/core/errors.js';
 
 /** true when no token is asked for, or the Authorization header carries it (compared in constant time). */
 export function metricsAuthorized(authorization: string | undefined, token: string | undefined): boolean {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { RouteSpec } from './route.js';
-import { authModeForPath } from './route.js';
+import type { RouteSpec } from '../../kernel/http/route.js';
+import { authModeForPath } from '../../kernel/http/route.js';
 import { rawPaths } from './openapi-raw-paths.js';
 
 type JsonObject = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import express from 'express';
-import type { EngineContext } from '../context.js';
-import type { RouteSpec } from './route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import type { RouteSpec } from '../../kernel/http/route.js';
 import { buildOpenApi } from './openapi.js';
 import { serveMetrics } from './metrics-endpoint.js';
 

@@ -1,7 +1,7 @@
 // "PUT what GET returned" (issue 20, defect 5): a PUT may carry the fields it cannot change (fixed at creation, or
 // read-only in GET's answer) as long as they are unchanged; a change is refused naming the field and saying why.
 import { z } from 'zod';
-import { engineError, type FieldProblem } from '../core/errors.js';
+import { engineError, type FieldProblem } from '../../kernel/core/errors.js';
 
 /** Field name → why a PUT cannot change it (shown in the 400). */
 export type FixedFields = Readonly<Record<string, string>>;

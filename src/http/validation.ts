@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { engineError, type FieldProblem } from '../core/errors.js';
+import { engineError, type FieldProblem } from '../../kernel/core/errors.js';
 
 const NUL_MESSAGE = 'contains a NUL character (\\u0000), which no text field accepts';
 const SURROGATE_MESSAGE = 'contains an unpaired UTF-16 surrogate, which is not valid Unicode text';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { notFound } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { fromJson, toJson } from '../store/database.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 
 export interface ImageMetaTable {
   id: string;
@@ -12,7 +12,7 @@ export interface ImageMetaTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     image_metas: ImageMetaTable;
   }

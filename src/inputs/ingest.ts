@@ -54,8 +54,3 @@ export function allocateIngest(host: string, type: InputType, protocol: Protocol
       return { url: undefined, streamKey: undefined, port: undefined };
   }
 }
-
-/** The host of PUBLIC_URL, bracketed for IPv6 literals as URL.hostname already does. */
-export function ingestHost(publicUrl: string): string {
-  return new URL(publicUrl).hostname;
-}

@@ -2,7 +2,7 @@
 // The `workflows` table belongs to the workflows part; this is the ONE place that reads it for inputs,
 // so a change of its columns or of where a blueprint names its managed input is adapted here only.
 import type { Kysely } from 'kysely';
-import type { Db, Tx } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 
 export const INPUT_STATUSES = ['DETACHED', 'ATTACHED', 'ACTIVE', 'LOCKED'] as const;
 export type InputStatus = (typeof INPUT_STATUSES)[number];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { route, type RouteSpec } from '../http/route.js';
-import { org } from '../auth/principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
+import { org } from '../../kernel/http/principal.js';
 import { takeUnchanged } from '../http/unchanged-fields.js';
 import { createInputBody, INPUT_FIXED_FIELDS, INPUT_VOLATILE_FIELDS, updateInputBody } from './input.schema.js';
 import { InputService } from './input.service.js';

@@ -1,7 +1,7 @@
 // Managed inputs (spec 2.4, 3.4, 8): request schemas and the rules that need the configured regions.
-import { isCidrBlock } from '../core/cidr.js';
+import { isCidrBlock } from '../../kernel/core/cidr.js';
 import { z } from 'zod';
-import { engineError, type FieldProblem } from '../core/errors.js';
+import { engineError, type FieldProblem } from '../../kernel/core/errors.js';
 import { fixedFieldsShape } from '../http/unchanged-fields.js';
 
 export const INPUT_TYPES = ['VIRTUAL_INPUT', 'CONNECTED_DEVICE'] as const;

@@ -1,9 +1,10 @@
 // The rules of managed inputs (spec 2.4, 3.4, 7, 8) between the router and the stores.
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { newId } from '../core/ids.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
 import { DeviceStore, deviceView, type DeviceView } from '../devices/device.store.js';
-import { allocateIngest, freePort, ingestHost, needsPort } from './ingest.js';
+import { allocateIngest, freePort, needsPort } from './ingest.js';
+import { ingestHost } from '../../kernel/seams/managed-inputs.js';
 import { canEdit, inputStatus, pendingWorkflows, workflowUsesByInput, type InputStatus, type WorkflowUse } from './input-usage.js';
 import { assertInput, OPEN_CIDRS, PUSH_PROTOCOLS, type CreateInputBody, type UpdateInputBody } from './input.schema.js';
 import { InputStore, type InputChange, type ManagedInput } from './input.store.js';

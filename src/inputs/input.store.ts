@@ -1,7 +1,7 @@
 // Managed inputs in the database. The password of a PULL source is sealed with the key vault and never
 // leaves the store in clear except through `sourcePassword` (for the channel runtime).
-import type { Db, Tx } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
 import type { InputType, Protocol } from './input.schema.js';
 import type { IngestAllocation } from './ingest.js';
 
@@ -25,7 +25,7 @@ export interface ManagedInputTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     managed_inputs: ManagedInputTable;
   }

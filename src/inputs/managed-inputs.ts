@@ -1,24 +1,8 @@
-// What other parts (channels, the packager) may know of managed inputs: the fixed ingest address to listen
-// on at a channel start, and the source to pull with its credentials. Channels never allocate addresses.
-import type { EngineContext } from '../context.js';
-import { InputStore, type ManagedInput } from './input.store.js';
-
-export interface ManagedInputSource {
-  input: ManagedInput;
-  /** the PULL source password in clear, for the runtime that fetches the source; never sent to clients */
-  password: string | undefined;
-}
-
-export interface ManagedInputs {
-  /** undefined for an unknown id or another organization's input */
-  get(organizationId: string, id: string): Promise<ManagedInputSource | undefined>;
-}
-
-declare module '../context.js' {
-  interface EngineServices {
-    managedInputs?: ManagedInputs;
-  }
-}
+// The control plane's side of the managed-input seam (kernel/seams/managed-inputs.ts): reads an input and opens
+// its sealed PULL password for the runtime that starts a channel.
+import type { EngineContext } from '../../kernel/context.js';
+import type { ManagedInputs } from '../../kernel/seams/managed-inputs.js';
+import { InputStore } from './input.store.js';
 
 export function createManagedInputs(ctx: EngineContext): ManagedInputs {
   const store = new InputStore(ctx.store.db);

@@ -5,26 +5,10 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type express from 'express';
-import { engineError, isEngineError } from '../core/errors.js';
-import { sendError } from '../http/app.js';
+import { engineError, isEngineError } from '../../kernel/core/errors.js';
+import { sendError } from '../../kernel/http/send-error.js';
+import { CONTENT_TYPES, MANIFEST_CACHE, MANIFESTS, SEGMENT_CACHE } from '../../kernel/http/media-types.js';
 
-export const CONTENT_TYPES: Record<string, string> = {
-  '.m3u8': 'application/vnd.apple.mpegurl',
-  '.mpd': 'application/dash+xml',
-  '.m4s': 'video/iso.segment',
-  '.mp4': 'video/mp4',
-  '.m4a': 'audio/mp4',
-  '.ts': 'video/mp2t',
-  '.aac': 'audio/aac',
-  '.vtt': 'text/vtt; charset=utf-8',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.json': 'application/json',
-};
-const MANIFESTS = new Set(['.m3u8', '.mpd']);
-export const SEGMENT_CACHE = 'public, max-age=31536000, immutable';
-export const MANIFEST_CACHE = 'public, max-age=5';
 
 /** Parses one `bytes=` range against a size; null: ignore the header; 'unsatisfiable': 416. */
 export function parseRange(header: string, size: number): { start: number; end: number } | null | 'unsatisfiable' {

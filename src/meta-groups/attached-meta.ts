@@ -1,8 +1,8 @@
 // Custom metadata of channels, playlists and listings (issue 15): `meta` values, checked against the meta group named by
 // `selectedMetaGroupGuid` when there is one (spec 2.14, 4.7 "Custom metadata"); without a group any named values pass.
 import { z } from 'zod';
-import type { FieldProblem } from '../core/errors.js';
-import type { Db, Tx } from '../store/database.js';
+import type { FieldProblem } from '../../kernel/core/errors.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
 import { META_GROUP_ATTACHMENTS, validateAgainstMetaGroup } from './meta-group.schema.js';
 import { MetaGroupStore } from './meta-group.store.js';
 

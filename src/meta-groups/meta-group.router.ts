@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { notFound } from '../core/errors.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/core/errors.js';
 import { assertRawUnchanged } from '../http/unchanged-fields.js';
-import { route, type RouteSpec } from '../http/route.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import { assertOwnOrganization, organizationParams } from '../organizations/organization.router.js';
 import { META_GROUP_ATTACHMENTS, metaGroupBody } from './meta-group.schema.js';
 import { MetaGroupStore } from './meta-group.store.js';

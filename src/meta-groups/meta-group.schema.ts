@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FieldProblem } from '../core/errors.js';
+import type { FieldProblem } from '../../kernel/core/errors.js';
 
 /** Spec 2.14: the four attachment types, with guids that never change. */
 export const META_GROUP_ATTACHMENTS = [

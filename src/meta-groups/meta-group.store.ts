@@ -1,6 +1,6 @@
-import type { Db } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 import type { MetaField, MetaGroup, MetaGroupInput } from './meta-group.schema.js';
 
 export interface MetaGroupTable {
@@ -13,7 +13,7 @@ export interface MetaGroupTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     meta_groups: MetaGroupTable;
   }

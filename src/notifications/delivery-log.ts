@@ -1,6 +1,6 @@
 // The delivery log of a subscription (issue 16): each message with its status and every attempt made to send it.
-import type { Db, Tx } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 
 export interface NotificationAttemptTable {
   id: string;
@@ -15,7 +15,7 @@ export interface NotificationAttemptTable {
   duration_ms: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     notification_attempts: NotificationAttemptTable;
   }

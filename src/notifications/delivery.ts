@@ -4,10 +4,10 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { recordAttempt } from './delivery-log.js';
 import { backoffMs, claimDue, onOutboxWrite, pruneOutbox, RETENTION_MS, type MessageKind, type OutboxMessage } from './outbox.js';
-import type { Tx } from '../store/database.js';
+import type { Tx } from '../../kernel/store/database.js';
 import { organizationSecret, signBody } from './signing.js';
 import { getSubscriptionById, markConfirmationSent, pruneOrphanedWorkflowSubscriptions, type Subscription } from './subscription.store.js';
 import type { SubscriptionType } from './notification.schema.js';

@@ -1,8 +1,8 @@
 // Spec 4.1 subscription operations under /organizations/{guid}/notification-subscriptions (DESIGN.md), the open
 // SubscribeURL, the delivery log and the organization's signing secret.
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import { assertOwnOrganization, organizationParams } from '../organizations/organization.router.js';
 import { deliveryLog } from './delivery-log.js';
 import { confirmQuery, createSubscriptionBody, deliveryLogQuery, endpointProblem, subscriptionParams, type SubscriptionType } from './notification.schema.js';

@@ -1,7 +1,7 @@
 // The durable outbox: notify(tx, event) writes one message per confirmed subscriber in the transaction of the change
 // it reports, so a change is never reported without having happened, nor happens unreported (issue 16).
 import { EventEmitter } from 'node:events';
-import type { Db, Dialect, Tx } from '../store/database.js';
+import type { Db, Dialect, Tx } from '../../kernel/store/database.js';
 import { randomBytes } from 'node:crypto';
 import type { NotificationEvent } from './notification.schema.js';
 
@@ -27,7 +27,7 @@ export interface NotificationOutboxTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     notification_outbox: NotificationOutboxTable;
   }

@@ -1,7 +1,7 @@
 // The organization's notification secret and the HMAC-SHA256 signature every message carries (issue 16).
 // The secret is stored sealed by the key vault, like API keys: a copy of the database alone cannot forge messages.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../store/database.js';
+import type { Db } from '../../kernel/store/database.js';
 import type { KeyVault } from '../api-keys/key-vault.js';
 
 export interface NotificationSecretTable {
@@ -10,7 +10,7 @@ export interface NotificationSecretTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     notification_secrets: NotificationSecretTable;
   }

@@ -1,7 +1,7 @@
 // Notification subscriptions of an organization (spec 2.15, 3.5) and of single workflows (spec 6, workflow `subscriptions`).
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db, Tx } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 import { enqueueMessage } from './outbox.js';
 import type { SubscriptionStatus, SubscriptionType } from './notification.schema.js';
 
@@ -20,7 +20,7 @@ export interface NotificationSubscriptionTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     notification_subscriptions: NotificationSubscriptionTable;
   }

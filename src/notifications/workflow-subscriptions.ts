@@ -1,8 +1,8 @@
 // A workflow's own `subscriptions` (spec 2.2, 6) become subscriptions scoped to that workflow: they receive its
 // workflow and channel events, after the same confirmation, unless the endpoint already confirmed for the organization.
-import type { EngineContext } from '../context.js';
-import { engineError, type FieldProblem } from '../core/errors.js';
-import type { Tx } from '../store/database.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, type FieldProblem } from '../../kernel/core/errors.js';
+import type { Tx } from '../../kernel/store/database.js';
 import { endpointProblem, type SubscriptionType } from './notification.schema.js';
 import { subscribeUrlFor } from './notification.router.js';
 import { deleteSubscriptions, endpointConfirmed, insertSubscription } from './subscription.store.js';

@@ -1,4 +1,4 @@
-import type { EngineContext } from '../context.js';
+import type { EngineContext } from '../../kernel/context.js';
 import { generatePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
 import { createOrganization, findDefaultOrganization, findRole, findUserByEmail } from './organization.store.js';
 

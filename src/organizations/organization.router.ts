@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { route, type RouteSpec } from '../http/route.js';
-import type { Principal } from '../auth/principal.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
+import type { Principal } from '../../kernel/http/principal.js';
 import { hashPassword } from '../auth/passwords.js';
 import { findRole, findUserByEmail, insertUser, listRoles, listUsers, findUserById } from './organization.store.js';
 

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Db, Tx } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
-import { newId } from '../core/ids.js';
-import type { Permission } from '../auth/principal.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
+import type { Permission } from '../../kernel/http/principal.js';
 import { BUILT_IN_ROLES } from './roles.js';
 
 export interface OrganizationTable {
@@ -28,7 +28,7 @@ export interface UserTable {
   created_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     organizations: OrganizationTable;
     roles: RoleTable;

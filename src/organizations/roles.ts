@@ -1,4 +1,4 @@
-import type { Permission } from '../auth/principal.js';
+import type { Permission } from '../../kernel/http/principal.js';
 
 /** The built-in roles of every organization; a viewer cannot write, only an admin manages users and keys. */
 export const BUILT_IN_ROLES: ReadonlyArray<{ name: string; permissions: readonly Permission[]; description: string }> = [

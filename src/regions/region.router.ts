@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 
 /** The answer of GET /regions (documented only, as every response schema). */
 export const regionList = z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), default: z.boolean() })) });

@@ -1,7 +1,7 @@
 // Starts and stops scheduled channels. Runs in every api process, acts only in the one holding the
 // database lock row (taken and renewed with one conditional UPDATE), so a cluster starts each run once.
-import type { EngineContext } from '../context.js';
-import { newId } from '../core/ids.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { newId } from '../../kernel/core/ids.js';
 import type { ChannelService } from '../channels/channel.service.js';
 import { LOCKED_STATUSES, WORKFLOW_STATUSES } from '../workflows/workflow.schema.js';
 import type { Workflow, WorkflowStore } from '../workflows/workflow.store.js';
@@ -13,7 +13,7 @@ export interface SchedulerLockTable {
   expires_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     scheduler_locks: SchedulerLockTable;
   }

@@ -2,8 +2,8 @@
 // The workflows part calls recordChannelEvent on each transition, with 'CREATED' on creation and
 // 'DELETED' on delete, inside its own transaction when it has one (pass the Tx then: SQLite has one
 // connection and a write through `db` inside a transaction deadlocks).
-import type { Db, Tx } from '../store/database.js';
-import { newId } from '../core/ids.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { newId } from '../../kernel/core/ids.js';
 
 export interface ChannelEventTable {
   id: string;
@@ -15,7 +15,7 @@ export interface ChannelEventTable {
   at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     channel_events: ChannelEventTable;
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { org } from '../auth/principal.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { org } from '../../kernel/http/principal.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import { listChannelEvents } from './channel-events.js';
 import { computeStatistics, GRANULARITIES, STATISTICS, statisticsRange, type StatisticsRequest } from './statistics.js';
 

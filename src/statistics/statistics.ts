@@ -1,6 +1,6 @@
 // Pure computation of GET /channels/statistics (spec 4.2.10): no HTTP, no database, no clock, so the
 // rules are tested with tables of event histories. All periods are in UTC.
-import { engineError, type FieldProblem } from '../core/errors.js';
+import { engineError, type FieldProblem } from '../../kernel/core/errors.js';
 
 export const STATISTICS = ['RUNNING', 'CREATED', 'DELETED', 'START_FAILED', 'STOP_FAILED', 'DONE'] as const;
 export type Statistic = (typeof STATISTICS)[number];

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, isEngineError } from '../core/errors.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, isEngineError } from '../../kernel/core/errors.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { guidParams } from '../vod/vod.schema.js';
 import { storedFileName, type VodService } from '../vod/vod.service.js';
 

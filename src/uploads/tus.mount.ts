@@ -6,13 +6,13 @@ import { mkdirSync } from 'node:fs';
 import type express from 'express';
 import { FileStore } from '@tus/file-store';
 import { Server } from '@tus/server';
-import type { EngineContext } from '../context.js';
-import { engineError, errorBody, isEngineError, type EngineError } from '../core/errors.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, errorBody, isEngineError, type EngineError } from '../../kernel/core/errors.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
-import type { Principal } from '../auth/principal.js';
-import { sendError } from '../http/app.js';
+import type { Principal } from '../../kernel/http/principal.js';
+import { sendError } from '../../kernel/http/send-error.js';
 import { findBadText } from '../http/validation.js';
-import type { AuthMode } from '../http/route.js';
+import type { AuthMode } from '../../kernel/http/route.js';
 import { storedFileName, type VodService } from '../vod/vod.service.js';
 
 /** The tus metadata key that links a file to its VOD metadata (spec: x-<vendor>-meta-metaguid). */

@@ -1,7 +1,7 @@
 // GET /broker/upload-multipart (spec 2.13): the upload settings, translated to this engine's own store.
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { brokerRoute, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { SOURCES_BUCKET } from '../vod/vod.service.js';
 
 const settings = z.object({

@@ -1,11 +1,11 @@
 // Broker VOD interface (spec 4.7, 2.12): metadata, re-encode, captions, and the open read endpoints of the records.
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, notFound, type FieldProblem } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { brokerRoute, route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound, type FieldProblem } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { brokerRoute, route, type RouteSpec } from '../../kernel/http/route.js';
 import { MetaGroupStore } from '../meta-groups/meta-group.store.js';
-import type { Tx } from '../store/database.js';
+import type { Tx } from '../../kernel/store/database.js';
 import type { EncodeQueue } from '../../vod-encoder/queue.js';
 import { withoutServerPaths } from '../../vod-encoder/errors.js';
 import { checkAgainstGroup, guidParams, splitFields, statusQuery, vodMetaBody, vodMetaUpdateBody } from './vod.schema.js';

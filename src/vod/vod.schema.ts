@@ -1,6 +1,6 @@
 // VOD metadata of spec 2.12: the standard fields, `encode`, and custom fields checked against a meta group.
 import { z } from 'zod';
-import type { FieldProblem } from '../core/errors.js';
+import type { FieldProblem } from '../../kernel/core/errors.js';
 import { RESERVED_FIELD_NAMES, validateAgainstMetaGroup, VIDEO_ATTACHMENT_GUID, type MetaGroup } from '../meta-groups/meta-group.schema.js';
 import { VOD_STATUSES } from './vod.store.js';
 

@@ -1,8 +1,8 @@
 // Glue between uploads, the VOD store and the encode queue: the one place that decides what a finished upload does.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { EngineContext } from '../context.js';
-import { engineError } from '../core/errors.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError } from '../../kernel/core/errors.js';
 import type { EncodeQueue } from '../../vod-encoder/queue.js';
 import { VodStore, type VodSource, type VodStatus } from './vod.store.js';
 

@@ -1,6 +1,6 @@
 // VOD sources (spec 2.12): metadata, status (3.6), encode progress and the records read back from the outputs.
-import type { Db, Tx } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
 import type { VodRecords } from '../../vod-encoder/records.types.js';
 import type { EncodeProgress } from '../../vod-encoder/ffmpeg-runner.js';
 import { notify } from '../notifications/outbox.js';
@@ -30,7 +30,7 @@ export interface VodSourceTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     vod_sources: VodSourceTable;
   }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { EngineContext } from '../context.js';
-import { engineError, notFound } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { route, type RouteSpec } from '../http/route.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { engineError, notFound } from '../../kernel/core/errors.js';
+import { newId } from '../../kernel/core/ids.js';
+import { route, type RouteSpec } from '../../kernel/http/route.js';
 import { fixedFieldsShape, takeUnchanged } from '../http/unchanged-fields.js';
 import type { ChannelService } from '../channels/channel.service.js';
 import type { BlueprintCatalog } from '../blueprints/blueprint.catalog.js';
-import { org } from '../auth/principal.js';
+import { org } from '../../kernel/http/principal.js';
 import { syncWorkflowSubscriptions } from '../notifications/workflow-subscriptions.js';
 import { LOCKED_STATUSES, scheduleSchema, WORKFLOW_STATUSES, workflowBodySchema, workflowIdParams, workflowListQuery, type WorkflowBody, type WorkflowStatus } from './workflow.schema.js';
 import { contentColumns, type NewWorkflow, type Workflow, type WorkflowStore } from './workflow.store.js';

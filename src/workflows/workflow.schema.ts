@@ -1,5 +1,5 @@
 // The body of POST and PUT /workflows with every rule of spec 4.2.4; regions are checked against the configuration.
-import { isCidrBlock } from '../core/cidr.js';
+import { isCidrBlock } from '../../kernel/core/cidr.js';
 import { z } from 'zod';
 import { blueprintSchema } from '../blueprints/blueprint.schema.js';
 

@@ -1,12 +1,12 @@
 // Workflows and their one channel (spec 2.2, 2.3); every status change goes through transition() so the
 // lock rule and the statistics events (recordChannelEvent) cannot be skipped.
-import type { Db, Tx } from '../store/database.js';
-import { fromJson, toJson } from '../store/database.js';
+import type { Db, Tx } from '../../kernel/store/database.js';
+import { fromJson, toJson } from '../../kernel/store/database.js';
 import { recordChannelEvent } from '../statistics/channel-events.js';
 import { notify } from '../notifications/outbox.js';
 import { archiveReadyEvent, workflowStatusEvent } from '../notifications/events.js';
 import type { Blueprint } from '../blueprints/blueprint.schema.js';
-import type { ChannelInputEndpoint, ChannelOutput } from '../../packager/channel-runtime.js';
+import type { ChannelInputEndpoint, ChannelOutput } from '../../kernel/seams/channel-runtime.js';
 import type { Schedule, WorkflowStatus } from './workflow.schema.js';
 
 export interface WorkflowTable {
@@ -42,7 +42,7 @@ export interface WorkflowTable {
   updated_at: number;
 }
 
-declare module '../store/database.js' {
+declare module '../../kernel/store/database.js' {
   interface Tables {
     workflows: WorkflowTable;
   }

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { CONSOLE_DIST } from '../../src/console.mount.js';
+import { CONSOLE_DIST } from '../../wiring/console.mount.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type TestEngine } from '../helpers/engine.js';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/hls-player.js';
 

@@ -6,9 +6,9 @@ import { CHROMIUM, hasChromium } from '../helpers/hls-player.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { CONSOLE_CSP, consoleMount } from '../../src/console.mount.js';
-import type { EngineContext } from '../../src/context.js';
-import { ManualClock } from '../../src/core/clock.js';
+import { CONSOLE_CSP, consoleMount } from '../../wiring/console.mount.js';
+import type { EngineContext } from '../../kernel/context.js';
+import { ManualClock } from '../../kernel/core/clock.js';
 import { ensureConsoleBuilt, goTo, launch, openConsole, screenshot, signIn } from './helpers.js';
 
 let engine: TestEngine;

@@ -38,7 +38,7 @@ describe.skipIf(missing !== undefined)('store outages (private PostgreSQL and Re
   };
   const everyProcessAlive = () => {
     expect(cluster.all.filter((p) => !alive(p)).map((p) => `${p.name} exited:\n${p.logs.slice(-15).join('\n')}`)).toEqual([]);
-    // the process-wide safety net (src/cli.ts) caught nothing: every store error was handled where it happened
+    // the process-wide safety net (wiring/cli.ts) caught nothing: every store error was handled where it happened
     expect(cluster.all.flatMap((p) => p.logs).filter((l) => l.includes('was not handled where it happened'))).toEqual([]);
   };
   const metric = async (url: string, name: string): Promise<number> => {

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startEngine, type EngineOptions, type RunningEngine } from '../../src/engine.js';
-import { createLogger } from '../../src/core/logger.js';
+import { startEngine, type EngineOptions, type RunningEngine } from '../../wiring/engine.js';
+import { createLogger } from '../../kernel/core/logger.js';
 
 export const ADMIN_EMAIL = 'admin@example.test';
 export const ADMIN_PASSWORD = 'correct-horse-battery';

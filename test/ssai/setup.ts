@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { foundationPart } from '../../src/foundation.part.js';
-import { vodPart } from '../../src/vod.part.js';
-import { createSsaiPart, type SsaiPartOptions } from '../../src/ssai.part.js';
+import { foundationPart } from '../../wiring/foundation.part.js';
+import { vodPart } from '../../wiring/vod.part.js';
+import { createSsaiPart, type SsaiPartOptions } from '../../wiring/ssai.part.js';
 import { OriginServer, type OriginServerOptions } from '../../fixtures/origin-server.js';
 import { VastServer } from '../../fixtures/vast-server.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';

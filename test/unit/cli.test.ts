@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ROLES } from '../../src/core/config.js';
+import { CONFIG_VARIABLES, ROLES } from '../../kernel/core/config.js';
 
 const run = promisify(execFile);
 const engineBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/engine.js');

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 // Lessons turned into checks (STYLE.md rule 13): each ban says why.
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SOURCE_DIRS = ['src', 'media', 'ssai', 'vod-encoder', 'packager'];
+const SOURCE_DIRS = ['kernel', 'src', 'media', 'ssai', 'vod-encoder', 'packager', 'wiring'];
 
 function sourceFiles(): string[] {
   return SOURCE_DIRS.flatMap((dir) => {
@@ -31,9 +31,9 @@ describe('source conventions', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('reads the environment only in src/core/config.ts (configuration is parsed once and frozen)', () => {
+  it('reads the environment only in kernel/core/config.ts (configuration is parsed once and frozen)', () => {
     const offenders = sourceFiles()
-      .filter((file) => file !== path.join('src', 'core', 'config.ts'))
+      .filter((file) => file !== path.join('kernel', 'core', 'config.ts'))
       .flatMap((file) => codeLines(file).filter(({ text }) => /process\.env\b/.test(text)).map(({ line }) => `${file}:${line}`));
     expect(offenders).toEqual([]);
   });

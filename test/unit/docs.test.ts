@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES } from '../../src/core/config.js';
+import { CONFIG_VARIABLES } from '../../kernel/core/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
@@ -109,7 +109,7 @@ describe('the documentation', () => {
         .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1] ?? '')),
     );
     // what the engine reads: the keys of the schema that parses the environment (the only reader of process.env)
-    const source = read('src/core/config.ts');
+    const source = read('kernel/core/config.ts');
     const schema = source.slice(source.indexOf('const envSchema = z.object({'), source.indexOf('\n});', source.indexOf('const envSchema')));
     const read_ = new Set([...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1] ?? ''));
     expect(read_.size).toBeGreaterThan(10);

@@ -1,8 +1,8 @@
-// `engine device …` (src/cli.ts): reads the flags and the engine's configuration, runs a DeviceAgent until
+// `engine device …` (wiring/cli.ts): reads the flags and the engine's configuration, runs a DeviceAgent until
 // SIGINT/SIGTERM, and stops its push before exiting.
 import { readFile } from 'node:fs/promises';
-import { ConfigError, loadConfig } from '../../../src/core/config.js';
-import { createLogger } from '../../../src/core/logger.js';
+import { ConfigError, loadConfig } from '../../../kernel/core/config.js';
+import { createLogger } from '../../../kernel/core/logger.js';
 import { DeviceAgent } from './device-agent.js';
 
 export interface DeviceFlags {

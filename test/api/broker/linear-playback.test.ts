@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../../media/playlist-scanner.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { encodedVod, startBroker, type BrokerHarness } from './broker-helpers.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, DIALECTS, postgresAvailable, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 
 const postgres = await postgresAvailable();

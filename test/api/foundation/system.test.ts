@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, ConfigError } from '../../../src/core/config.js';
+import { loadConfig, ConfigError } from '../../../kernel/core/config.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 
 describe('health, metrics, OpenAPI and configuration', () => {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { NO_RUNTIME_REASON } from '../../../src/channels/channel-runtime.service.js';
 import { listChannelEvents } from '../../../src/statistics/channel-events.js';
 import { DIALECTS, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { DIALECTS, postgresAvailable, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 
 const postgres = await postgresAvailable();

@@ -1,9 +1,9 @@
 // A ChannelRuntime double for the live API tests (tests only: the engine's runtime is the packager's).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from '../../../packager/channel-runtime.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import type { TestEngine } from '../../helpers/engine.js';
-import type { LiveServices } from '../../../src/live.part.js';
+import type { LiveServices } from '../../../wiring/live.part.js';
 
 export function catalogBlueprint(id: string): Record<string, unknown> {
   return JSON.parse(fs.readFileSync(path.resolve('fixtures/blueprints', `${id}.json`), 'utf8')) as Record<string, unknown>;

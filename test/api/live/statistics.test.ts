@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { recordChannelEvent } from '../../../src/statistics/channel-events.js';
 import { DIALECTS, postgresAvailable, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 

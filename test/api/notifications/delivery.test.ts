@@ -2,7 +2,7 @@
 // left pending by a stopped engine sent by the next start, email through a real SMTP server.
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { verifySignature } from '../../../src/notifications/signing.js';
 import { claimDue } from '../../../src/notifications/outbox.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { catalogBlueprint, live, RuntimeDouble } from '../live/live-helpers.js';

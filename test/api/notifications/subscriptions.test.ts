@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
+import { ManualClock } from '../../../kernel/core/clock.js';
 import { verifySignature } from '../../../src/notifications/signing.js';
 import { DIALECTS, postgresAvailable, startTestEngine, type DialectChoice, type TestEngine } from '../../helpers/engine.js';
 import { catalogBlueprint, live, RuntimeDouble } from '../live/live-helpers.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMedia } from '../../../fixtures/generate-media.js';
-import { CHANNEL_METRICS } from '../../../packager/channel-runtime.js';
+import { CHANNEL_METRICS } from '../../../kernel/seams/channel-runtime.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { createWorkflow, decodeLive, loopClip, startAndSettle, stopAndSettle, tinyBlueprint, mediaPlaylist, sleep } from './live-helpers.js';
 

@@ -6,7 +6,7 @@ import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { killStarted, startSender } from '../../packager/ingest/ingest-harness.js';
 import { live } from '../../api/live/live-helpers.js';
 import { DeviceAgent } from '../../../packager/ingest/device/device-agent.js';
-import { createLogger } from '../../../src/core/logger.js';
+import { createLogger } from '../../../kernel/core/logger.js';
 import { FFMPEG } from '../../packager/ingest/ingest-harness.js';
 import { alive, createWorkflow, decodeLive, startAndSettle, stopAndSettle, tinyBlueprint } from './live-helpers.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceAgent } from '../../../packager/ingest/device/device-agent.js';
 import { createPushIngestService, pushSpecOfManagedInput } from '../../../packager/ingest/push-ingest.js';
 import { DeviceStore } from '../../../src/devices/device.store.js';
-import { createLogger } from '../../../src/core/logger.js';
+import { createLogger } from '../../../kernel/core/logger.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { FFMPEG, isAlive, killStarted, nextEvent, startReceiver } from './ingest-harness.js';
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/core/logger.js';
+import { createLogger } from '../../../kernel/core/logger.js';
 import { SAMPLE_MEDIA_PATH, SampleMedia } from '../../../packager/sample-media.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { createWorkflow, startAndSettle, stopAndSettle, tinyBlueprint, until } from '../../e2e/live/live-helpers.js';

@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/core/clock.js';
-import { createLogger } from '../../../src/core/logger.js';
-import { openStore, type Store } from '../../../src/store/database.js';
-import { claimNext, enqueue, ownerOf, STALE_MS } from '../../../src/channels/channel-command.store.js';
+import { systemClock } from '../../../kernel/core/clock.js';
+import { createLogger } from '../../../kernel/core/logger.js';
+import { openStore, type Store } from '../../../kernel/store/database.js';
+import { channelCommandQueue, claimNext, enqueue, ownerOf, STALE_MS } from '../../../src/channels/channel-command.store.js';
 import { NO_PACKAGER_REASON, RemoteChannelRuntime } from '../../../src/channels/remote-channel-runtime.js';
 import { ChannelCommandWorker } from '../../../packager/channel-command-worker.js';
-import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../packager/channel-runtime.js';
+import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import { dropPostgresSchema, POSTGRES_URL, postgresAvailable, type DialectChoice } from '../../helpers/engine.js';
 
 const logger = createLogger('silent');
@@ -100,7 +100,7 @@ describe.each(['sqlite', 'postgres'] as DialectChoice[])('channel commands on %s
   it.skipIf(!run)('runs a start on one packager and every later command of that channel on the same one', async () => {
     const runtimes = [new RecordingRuntime(), new RecordingRuntime()];
     for (const [i, store] of packagerStores.entries()) {
-      const worker = new ChannelCommandWorker({ db: store.db, dialect: store.dialect, runtime: runtimes[i]!, clock: systemClock, logger, publicUrl: () => `http://p${i}`, pollMs: 20, id: `p${i}` });
+      const worker = new ChannelCommandWorker({ queue: channelCommandQueue(store.db, store.dialect), runtime: runtimes[i]!, clock: systemClock, logger, publicUrl: () => `http://p${i}`, pollMs: 20, id: `p${i}` });
       workers.push(worker);
       await worker.start();
     }
@@ -153,7 +153,7 @@ describe.each(['sqlite', 'postgres'] as DialectChoice[])('channel commands on %s
     expect(await api.db.selectFrom('channel_commands').select(['status', 'error']).where('id', '=', lonely).executeTakeFirst()).toEqual({ status: 'failed', error: NO_PACKAGER_REASON });
 
     const runtime = new RecordingRuntime();
-    const worker = new ChannelCommandWorker({ db: packagerStores[0]!.db, dialect: packagerStores[0]!.dialect, runtime, clock: systemClock, logger, publicUrl: () => 'http://p-late', pollMs: 20, id: 'p-late' });
+    const worker = new ChannelCommandWorker({ queue: channelCommandQueue(packagerStores[0]!.db, packagerStores[0]!.dialect), runtime, clock: systemClock, logger, publicUrl: () => 'http://p-late', pollMs: 20, id: 'p-late' });
     workers.push(worker);
     await worker.start();
     // pending while a packager is alive: waited for, the packager's answer comes back

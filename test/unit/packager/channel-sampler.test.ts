@@ -1,7 +1,7 @@
 // Issue 26 §5: NETWORK_OUT of a steady channel is a steady line. 6 s segments sampled every 5 s used to give one sample
 // in six no closed segment at all (0 Mb/s every 30 s).
 import { describe, expect, it } from 'vitest';
-import type { ChannelMetric } from '../../../packager/channel-runtime.js';
+import type { ChannelMetric } from '../../../kernel/seams/channel-runtime.js';
 import { ChannelSampler } from '../../../packager/graphs/channel-sampler.js';
 
 const sources = { encoderPid: () => undefined, frontBytesIn: () => 0, packetsLost: () => 0, activeAlarms: () => 0, slateOnAir: () => false };

@@ -1,7 +1,7 @@
 // Blueprint encoderSettings → the channel's encoder plan (renditions, HLS group, archive, RTMP outputs).
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ChannelSpec } from '../../../packager/channel-runtime.js';
+import type { ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import { buildEncoderPlan, codecsOf, encodedRenditions } from '../../../packager/encode/encoder-plan.js';
 
 function spec(id: string, edit?: (channel: Record<string, any>) => void, archive = false): ChannelSpec {

@@ -1,6 +1,6 @@
 // The front registry: a protocol without a front, or an input without a protocol, fails with a reason naming it.
 import { describe, expect, it } from 'vitest';
-import type { ChannelSpec } from '../../../packager/channel-runtime.js';
+import type { ChannelSpec } from '../../../kernel/seams/channel-runtime.js';
 import { FrontRegistry } from '../../../packager/ingest/front-registry.js';
 
 const spec = { workflowId: 'w', organizationId: 'o' } as ChannelSpec;

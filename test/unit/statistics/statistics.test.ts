@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { computeStatistics, statisticsRange, type StatisticEvent, type StatisticsRequest } from '../../../src/statistics/statistics.js';
-import { isEngineError } from '../../../src/core/errors.js';
+import { isEngineError } from '../../../kernel/core/errors.js';
 
 const ev = (status: string, at: string, region = 'local'): StatisticEvent => ({ status, region, at: Date.parse(at) });
 

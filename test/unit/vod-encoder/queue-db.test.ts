@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/core/logger.js';
-import { openStore, type Store } from '../../../src/store/database.js';
+import { createLogger } from '../../../kernel/core/logger.js';
+import { openStore, type Store } from '../../../kernel/store/database.js';
 import { DatabaseEncodeQueue } from '../../../vod-encoder/queue-db.js';
 
 const stores: Store[] = [];

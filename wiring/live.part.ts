@@ -1,17 +1,17 @@
 // Live control plane (spec 4.2): blueprints, regions, workflows, channels with their state machine, schedules,
 // dynamic ads, alarms, graphs and input switching. Channels really run in a ChannelRuntime (the packager).
-import type { EnginePart } from './part.js';
-import type { EngineContext } from './context.js';
-import { BlueprintCatalog } from './blueprints/blueprint.catalog.js';
-import { blueprintRoutes } from './blueprints/blueprint.router.js';
-import { regionRoutes } from './regions/region.router.js';
-import { WorkflowStore } from './workflows/workflow.store.js';
-import { workflowRoutes } from './workflows/workflow.router.js';
-import { ChannelService } from './channels/channel.service.js';
-import { channelRoutes } from './channels/channel.router.js';
-import { channelOpsRoutes } from './channels/channel-ops.router.js';
-import { Scheduler } from './schedules/scheduler.js';
-import './channels/channel-runtime.service.js';
+import type { EnginePart } from '../kernel/part.js';
+import type { EngineContext } from '../kernel/context.js';
+import { BlueprintCatalog } from '../src/blueprints/blueprint.catalog.js';
+import { blueprintRoutes } from '../src/blueprints/blueprint.router.js';
+import { regionRoutes } from '../src/regions/region.router.js';
+import { WorkflowStore } from '../src/workflows/workflow.store.js';
+import { workflowRoutes } from '../src/workflows/workflow.router.js';
+import { ChannelService } from '../src/channels/channel.service.js';
+import { channelRoutes } from '../src/channels/channel.router.js';
+import { channelOpsRoutes } from '../src/channels/channel-ops.router.js';
+import { Scheduler } from '../src/schedules/scheduler.js';
+import '../src/channels/channel-runtime.service.js';
 
 export interface LiveServices {
   catalog: BlueprintCatalog;
@@ -20,7 +20,7 @@ export interface LiveServices {
   scheduler: Scheduler;
 }
 
-declare module './context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     live?: LiveServices;
   }

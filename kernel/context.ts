@@ -3,10 +3,6 @@ import type { Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import type { EngineMetrics } from './core/metrics.js';
 import type { Store } from './store/database.js';
-import type { KeyVault } from './api-keys/key-vault.js';
-import type { ApiKeyStore } from './api-keys/api-key.store.js';
-import type { TokenService } from './auth/token.service.js';
-import type { LoginLimiter } from './auth/rate-limiter.js';
 
 /**
  * Cross-part interfaces (EncodeQueue, ChannelRuntime, the adinsert read cache …). Each part declares its
@@ -15,17 +11,17 @@ import type { LoginLimiter } from './auth/rate-limiter.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface EngineServices {}
 
-/** What every router and worker gets: built once in createEngine, passed down, never global. */
+/**
+ * What every router and worker gets: built once in createEngine, passed down, never global. The control plane adds
+ * its own members (vault, tokens, apiKeys, loginLimiter) by augmentation in src/control-context.ts: the kernel knows
+ * no part.
+ */
 export interface EngineContext {
   config: EngineConfig;
   logger: Logger;
   clock: Clock;
   store: Store;
   metrics: EngineMetrics;
-  vault: KeyVault;
-  tokens: TokenService;
-  apiKeys: ApiKeyStore;
-  loginLimiter: LoginLimiter;
   services: EngineServices;
   /** Closers run in reverse order at shutdown (workers, timers, sockets). */
   onClose(closer: () => Promise<void> | void): void;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { CONFIG_VARIABLES, ConfigError, ROLES } from './core/config.js';
+import { CONFIG_VARIABLES, ConfigError, ROLES } from '../kernel/core/config.js';
 import { startEngine } from './engine.js';
-import { isStoreOutage } from './store/outage.js';
+import { isStoreOutage } from '../kernel/store/outage.js';
 
 const HELP = `engine: media pipeline engine (live channels, VOD encoding, server-side ad insertion)
 

@@ -3,18 +3,18 @@
 // process with the api role but no runtime of its own sends its channel calls to the packagers as commands.
 // The single process (every role) keeps calling its local runtime directly.
 import { Counter } from 'prom-client';
-import type { EnginePart } from '../part.js';
-import { systemClock } from '../core/clock.js';
-import { ChannelCommandWorker } from '../../packager/channel-command-worker.js';
-import { RemoteChannelRuntime } from './remote-channel-runtime.js';
-import { redisCommandWakeup } from './channel-command-wakeup.js';
-import { adoptChannels, HEARTBEAT_MS } from './channel-command.store.js';
-import { recordRuntimeEvent } from './runtime-events.js';
-import { WorkflowStore } from '../workflows/workflow.store.js';
-import './channel-runtime.service.js';
-import '../../packager/packager.part.js';
+import type { EnginePart } from '../kernel/part.js';
+import { systemClock } from '../kernel/core/clock.js';
+import { ChannelCommandWorker } from '../packager/channel-command-worker.js';
+import { RemoteChannelRuntime } from '../src/channels/remote-channel-runtime.js';
+import { redisCommandWakeup } from '../src/channels/channel-command-wakeup.js';
+import { adoptChannels, channelCommandQueue, HEARTBEAT_MS } from '../src/channels/channel-command.store.js';
+import { recordRuntimeEvent } from '../src/channels/runtime-events.js';
+import { WorkflowStore } from '../src/workflows/workflow.store.js';
+import '../src/channels/channel-runtime.service.js';
+import './packager.part.js';
 
-declare module '../context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     channelCommandWorker?: ChannelCommandWorker;
   }
@@ -31,7 +31,7 @@ export const channelCommandsPart: EnginePart = {
     if (local) {
       const commands = new Counter({ name: 'engine_channel_commands_run_total', help: 'Channel commands this packager ran for other processes, by kind and outcome', labelNames: ['kind', 'outcome'] as const, registers: [ctx.metrics.registry] });
       const worker = new ChannelCommandWorker({
-        db: ctx.store.db, dialect: ctx.store.dialect, runtime: local, clock: systemClock, logger, publicUrl: () => ctx.config.publicUrl, commands,
+        queue: channelCommandQueue(ctx.store.db, ctx.store.dialect), runtime: local, clock: systemClock, logger, publicUrl: () => ctx.config.publicUrl, commands,
         // one id for the packager: its heartbeat tells other hosts whether the channels its work dirs name are alive
         ...(ctx.services.liveRuntime ? { id: ctx.services.liveRuntime.id } : {}),
         ...(wakeup ? { wakeup } : {}),

@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import type { EngineContext } from './context.js';
-import { engineError } from './core/errors.js';
-import type { EnginePart } from './part.js';
-import { sendError } from './http/app.js';
+import type { EngineContext } from '../kernel/context.js';
+import { engineError } from '../kernel/core/errors.js';
+import type { EnginePart } from '../kernel/part.js';
+import { sendError } from '../kernel/http/send-error.js';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../console/dist', import.meta.url));
 

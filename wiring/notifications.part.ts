@@ -1,21 +1,21 @@
 // Notifications (issue 16): subscriptions with confirmation, the outbox every state change writes to through
 // notify(tx, event), and its delivery by webhook and email. Delivery runs in api and worker processes; engines
 // sharing PostgreSQL share the outbox.
-import type { EnginePart } from '../part.js';
-import type { EngineContext } from '../context.js';
-import type { SubscriptionType } from './notification.schema.js';
-import { createDispatcherMetrics, NotificationDispatcher } from './delivery.js';
-import { EmailTransport } from './email.js';
-import { notificationRoutes } from './notification.router.js';
-import type { Transport } from './transport.js';
-import { WebhookTransport } from './webhook.js';
+import type { EnginePart } from '../kernel/part.js';
+import type { EngineContext } from '../kernel/context.js';
+import type { SubscriptionType } from '../src/notifications/notification.schema.js';
+import { createDispatcherMetrics, NotificationDispatcher } from '../src/notifications/delivery.js';
+import { EmailTransport } from '../src/notifications/email.js';
+import { notificationRoutes } from '../src/notifications/notification.router.js';
+import type { Transport } from '../src/notifications/transport.js';
+import { WebhookTransport } from '../src/notifications/webhook.js';
 
 export interface NotificationServices {
   /** absent in processes whose roles do not deliver */
   dispatcher?: NotificationDispatcher;
 }
 
-declare module '../context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     notifications?: NotificationServices;
   }

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { sql } from 'kysely';
 import { Counter } from 'prom-client';
-import type { EnginePart } from './part.js';
-import type { EngineContext } from './context.js';
+import type { EnginePart } from '../kernel/part.js';
+import type { EngineContext } from '../kernel/context.js';
 import { configureTools } from '../vod-encoder/ffmpeg-runner.js';
 import type { VodResult } from '../vod-encoder/errors.js';
 import type { PreparedCreative, TargetLadder } from '../vod-encoder/prepare-creative.js';
@@ -13,19 +13,19 @@ import { PgBossEncodeQueue } from '../vod-encoder/queue-pgboss.js';
 import { JobLeases } from '../vod-encoder/job-leases.js';
 import { registerVodWorker } from '../vod-encoder/worker.js';
 import { createWorkerMetrics } from '../vod-encoder/metrics.js';
-import { mediaMount } from './media/media.mount.js';
-import { plainUploadRoutes } from './uploads/plain-upload.router.js';
-import { tusMount } from './uploads/tus.mount.js';
-import { uploadSettingsRoutes } from './uploads/upload-settings.router.js';
-import { vodRoutes } from './vod/vod.router.js';
-import { MEDIA_BUCKET, VodService } from './vod/vod.service.js';
+import { mediaMount } from '../src/media/media.mount.js';
+import { plainUploadRoutes } from '../src/uploads/plain-upload.router.js';
+import { tusMount } from '../src/uploads/tus.mount.js';
+import { uploadSettingsRoutes } from '../src/uploads/upload-settings.router.js';
+import { vodRoutes } from '../src/vod/vod.router.js';
+import { MEDIA_BUCKET, VodService } from '../src/vod/vod.service.js';
 
 /** Ad creatives as HLS renditions matching the content ladder, through the encode queue at creative priority. */
 export type PrepareCreativeService = (
   mediaFileUrl: string, targetLadder: TargetLadder, opts?: { creativeId?: string; timeoutMs?: number },
 ) => Promise<VodResult<PreparedCreative>>;
 
-declare module './context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     encodeQueue?: EncodeQueue;
     prepareCreative?: PrepareCreativeService;

@@ -34,7 +34,7 @@ const REDIS_OUTAGE_MESSAGES = ['Connection is closed', "Stream isn't writeable",
 
 /**
  * Whether `error` says a store (PostgreSQL or Redis) is away: the last-resort check of the process's unhandled
- * rejections (src/cli.ts), where such an error is logged rather than allowed to end the process.
+ * rejections (wiring/cli.ts), where such an error is logged rather than allowed to end the process.
  */
 export function isStoreOutage(error: unknown): boolean {
   if (isDatabaseUnavailable(error)) return true;

@@ -1,7 +1,7 @@
 // A route is declared once: its zod schemas validate the request and feed the OpenAPI document.
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
-import type { Principal, Permission } from '../auth/principal.js';
+import type { Principal, Permission } from './principal.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete' | 'patch';
 

@@ -1,9 +1,9 @@
 // SSAI: ad-insertion configurations (spec 2.11, 4.6) on the api role, and the /v1 playback proxy on the ssai role.
-import type { EnginePart } from './part.js';
-import type { EngineContext } from './context.js';
-import { AdinsertStore } from './adinserts/adinsert.store.js';
-import { CachedAdinsertLookup, organizationLookup } from './adinserts/adinsert-lookup.js';
-import { adinsertRoutes } from './adinserts/adinsert.router.js';
+import type { EnginePart } from '../kernel/part.js';
+import type { EngineContext } from '../kernel/context.js';
+import { AdinsertStore } from '../src/adinserts/adinsert.store.js';
+import { CachedAdinsertLookup, organizationLookup } from '../src/adinserts/adinsert-lookup.js';
+import { adinsertRoutes } from '../src/adinserts/adinsert.router.js';
 import path from 'node:path';
 import { Counter } from 'prom-client';
 import { AdPlanner } from '../ssai/ad-planner.js';
@@ -20,7 +20,7 @@ import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision
 import { ThreadedDecisionClient } from '../ssai/decision-threads.js';
 
 // ctx.services.adinserts and ctx.services.adinsertLookup are declared in src/adinserts/adinsert-lookup.ts.
-declare module './context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     ssai?: SsaiRuntime;
   }

@@ -1,14 +1,14 @@
 // Virtual channels played as live HLS (issue 15 "Playback"): the assembler of packager/linear/ over the broker's
 // schedule, on the packager role.
 import path from 'node:path';
-import type { EnginePart } from './part.js';
-import { linearScheduleSource, mediaDirOf, mediaUrlOf } from './broker-channels/linear-schedule.js';
+import type { EnginePart } from '../kernel/part.js';
+import { linearScheduleSource, mediaDirOf, mediaUrlOf } from '../src/broker-channels/linear-schedule.js';
 import type { LinearAsset } from '../packager/linear/asset.js';
 import { AssetCache, loadAsset } from '../packager/linear/asset-loader.js';
 import { LinearServer } from '../packager/linear/linear-server.js';
 import { ensureSlate, SLATE_DIR } from '../packager/linear/slate.js';
 
-declare module './context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     /** present on the packager role; broker writes call invalidate() so this process answers the new schedule at once */
     linear?: LinearServer;

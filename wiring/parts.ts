@@ -1,14 +1,14 @@
-import type { EnginePart } from './part.js';
+import type { EnginePart } from '../kernel/part.js';
 import { foundationPart } from './foundation.part.js';
-import { inputsPart } from './inputs/inputs.part.js';
+import { inputsPart } from './inputs.part.js';
 import { vodPart } from './vod.part.js';
 import { livePart } from './live.part.js';
 import { ssaiPart } from './ssai.part.js';
-import { packagerPart } from '../packager/packager.part.js';
-import { channelCommandsPart } from './channels/channel-commands.part.js';
+import { packagerPart } from './packager.part.js';
+import { channelCommandsPart } from './channel-commands.part.js';
 import { brokerPart } from './broker.part.js';
 import { linearPart } from './linear.part.js';
-import { notificationsPart } from './notifications/notifications.part.js';
+import { notificationsPart } from './notifications.part.js';
 import { consolePart } from './console.mount.js';
 
 /** Every part of the engine, in start order. A new capability adds one line here. */

@@ -1,6 +1,16 @@
-// What the assembler reads of the broker (issue 15): a virtual channel's listings with what each plays. The control
-// plane implements it over its store (src/broker-channels/linear-schedule.ts); the packager never reads tables itself.
-import type { AssetLocation } from './asset-loader.js';
+// What the assembler (packager/linear) reads of the broker (issue 15): a virtual channel's listings with what each
+// plays. The control plane implements it over its store (src/broker-channels/linear-schedule.ts); the packager never
+// reads tables itself.
+
+/** Where a playable VOD's HLS lies in the media store. */
+export interface AssetLocation {
+  id: string;
+  /** directory holding master.m3u8 */
+  dir: string;
+  /** URL of that directory, for the absolute segment URLs */
+  baseUrl: string;
+  master?: string;
+}
 
 export interface LinearAdRef { start: number; vod: string; substitute: 0 | 1 }
 export interface LinearSourceRef { vod: string; ads?: LinearAdRef[] }

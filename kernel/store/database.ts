@@ -8,7 +8,7 @@ import { migrations } from './migrations/index.js';
 
 /**
  * The tables of every resource. Each resource module adds its own tables by module augmentation:
- * `declare module '../store/database.js' { interface Tables { users: UserTable } }`.
+ * `declare module './database.js' { interface Tables { users: UserTable } }`.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Tables {}

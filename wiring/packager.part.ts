@@ -2,24 +2,25 @@
 // Registered as ctx.services.channelRuntime, the interface the live control plane calls.
 import { copyFile, link, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { sql } from 'kysely';
-import { createLiveMetrics } from './live-metrics.js';
-import { pushFrontFactory, pushProtocolOf } from './ingest/push-front-factory.js';
-import { PUSH_PROTOCOLS } from './ingest/push-ingest.js';
-import type { EnginePart } from '../src/part.js';
+import { createLiveMetrics } from '../packager/live-metrics.js';
+import { pushFrontFactory, pushProtocolOf } from '../packager/ingest/push-front-factory.js';
+import { PUSH_PROTOCOLS } from '../packager/ingest/push-ingest.js';
+import type { EnginePart } from '../kernel/part.js';
 import '../src/channels/channel-runtime.service.js';
-import { LiveRuntime } from './live-runtime.js';
-import { liveMount } from './hls/live-mount.js';
-import { mp4FrontAwaitingSample, SampleMedia } from './sample-media.js';
-import { newId } from '../src/core/ids.js';
+import { LiveRuntime } from '../packager/live-runtime.js';
+import { liveMount } from '../packager/hls/live-mount.js';
+import { mp4FrontAwaitingSample, SampleMedia } from '../packager/sample-media.js';
+import { newId } from '../kernel/core/ids.js';
 import { storedFileName } from '../src/vod/vod.service.js';
 import { probeMedia } from '../vod-encoder/probe.js';
-import type { EngineContext } from '../src/context.js';
-import type { ChannelSpec } from './channel-runtime.js';
-import { livePackagers, STALE_MS } from '../src/channels/channel-command.store.js';
-import type { ChannelState } from './live-channel.js';
+import type { EngineContext } from '../kernel/context.js';
+import type { ChannelSpec } from '../kernel/seams/channel-runtime.js';
+import { STALE_MS } from '../kernel/seams/channel-commands.js';
+import type { ChannelRecords } from '../kernel/seams/channel-records.js';
+import { channelRecords } from '../src/channels/channel-records.js';
+import type { ChannelState } from '../packager/live-channel.js';
 
-declare module '../src/context.js' {
+declare module '../kernel/context.js' {
   interface EngineServices {
     liveRuntime?: LiveRuntime;
     /** the clip the catalog's MP4 loop blueprint plays, made at start when DATA_DIR lacks it */
@@ -36,18 +37,18 @@ const SWEEP_MS = 3_000;
  * encoded). Titled by the workflow's name, with the duration, picture size and file size a library lists (an archive
  * has no encode records to read them from).
  */
-async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
+async function listArchive(ctx: EngineContext, records: ChannelRecords, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
   const vod = ctx.services.vod;
   if (!vod) return; // an engine without the VOD part keeps the archive file only
   const guid = newId();
   const originalName = `${info.spec.workflowId}.mp4`;
   const source = path.join(vod.mediaDir, info.relativePath);
-  const workflow = await ctx.store.db.selectFrom('workflows').select('name').where('id', '=', info.spec.workflowId).executeTakeFirst();
+  const workflowName = await records.workflowName(info.spec.workflowId);
   const probed = await probeMedia(source);
   const picture = probed.ok ? { width: probed.value.width, height: probed.value.height } : {};
   const sizeBytes = await stat(source).then((s) => s.size, () => undefined);
   await vod.store.create(info.spec.organizationId, guid, {
-    type: 'source', title: `Archive of ${workflow?.name ?? `channel ${info.spec.workflowId}`}`, originalFileName: originalName,
+    type: 'source', title: `Archive of ${workflowName ?? `channel ${info.spec.workflowId}`}`, originalFileName: originalName,
     description: `Archive of the channel of workflow ${info.spec.workflowId}`,
     custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds, ...picture, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
   }, false);
@@ -62,19 +63,13 @@ async function listArchive(ctx: EngineContext, info: { spec: ChannelSpec; relati
  * The RUNNING channels another live packager runs: its owner file in the shared work dir names a live process, or
  * (no work dir here: packagers sharing the database only) the channel's owner in the database beats.
  */
-async function runningElsewhere(ctx: EngineContext, runtime: LiveRuntime, ids: string[]): Promise<Set<string>> {
+async function runningElsewhere(records: ChannelRecords, runtime: LiveRuntime, ids: string[]): Promise<Set<string>> {
   const elsewhere = new Set(ids.filter((id) => runtime.runsElsewhere(id)));
   const unknown = ids.filter((id) => !elsewhere.has(id) && !runtime.hasWorkDir(id));
   if (unknown.length === 0) return elsewhere;
-  const rows = await ctx.store.db
-    .selectFrom('channel_owners')
-    .innerJoin('packager_processes', 'packager_processes.id', 'channel_owners.packager_id')
-    .select('channel_owners.workflow_id')
-    .where('channel_owners.workflow_id', 'in', unknown)
-    .where('packager_processes.beat_at', '>=', Date.now() - STALE_MS) // wall time: heartbeats come from other processes
-    .execute()
-    .catch(() => []);
-  for (const row of rows) elsewhere.add(row.workflow_id);
+  // wall time: heartbeats come from other processes
+  const owned = await records.ownedByBeatingPackagers(unknown, Date.now() - STALE_MS).catch(() => []);
+  for (const id of owned) elsewhere.add(id);
   return elsewhere;
 }
 
@@ -83,9 +78,10 @@ export const packagerPart: EnginePart = {
   roles: ['packager'],
   init: (ctx) => {
     const metrics = createLiveMetrics(ctx.metrics.registry);
+    const records = channelRecords(ctx.store.db);
     // samples older than the longest graph range (14 days) are of no use: the series stays bounded
     const prune = setInterval(() => {
-      void sql`delete from channel_metrics where at < ${ctx.clock.nowMs() - METRIC_RETENTION_MS}`.execute(ctx.store.db).catch(() => undefined);
+      void records.pruneMetrics(ctx.clock.nowMs() - METRIC_RETENTION_MS).catch(() => undefined);
     }, 3600_000);
     prune.unref();
     ctx.onClose(() => clearInterval(prune));
@@ -93,7 +89,7 @@ export const packagerPart: EnginePart = {
       metrics,
       ffmpegPath: ctx.config.ffmpegPath, ffprobePath: ctx.config.ffprobePath, dataDir: ctx.config.dataDir, publicUrl: () => ctx.config.publicUrl,
       logger: ctx.logger.child({ component: 'packager' }),
-      onArchive: (info) => listArchive(ctx, info),
+      onArchive: (info) => listArchive(ctx, records, info),
     });
     // push protocols (RTMP_PUSH, SRT_PUSH, RIST, RTP, RTP_FEC): the ingest fronts, managed inputs included
     const push = pushFrontFactory(ctx);
@@ -118,8 +114,8 @@ export const packagerPart: EnginePart = {
     ctx.services.sampleMedia?.start();
     // An engine that was killed (or shut down) left channels RUNNING: resume them, or report them failed; never pretend.
     const states = runtime.takeRecovered();
-    const running = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db).catch(() => ({ rows: [] as Array<{ id: string }> }));
-    const ids = new Set(running.rows.map((row) => row.id));
+    const records = channelRecords(ctx.store.db);
+    const ids = new Set(await records.runningWorkflowIds().catch(() => [] as string[]));
     const log = ctx.logger.child({ component: 'packager' });
     const resume = (state: ChannelState, why: string) => {
       void runtime.resume(state).then(
@@ -140,7 +136,7 @@ export const packagerPart: EnginePart = {
       resume(state, 'after an engine restart');
     }
     // the others may run on another packager of this cluster (same data directory, or same database only): those live
-    const others = await runningElsewhere(ctx, runtime, [...ids]);
+    const others = await runningElsewhere(records, runtime, [...ids]);
     for (const id of ids) {
       if (others.has(id)) continue;
       runtime.report({ type: 'failed', workflowId: id, reason: 'the engine restarted and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
@@ -156,11 +152,10 @@ export const packagerPart: EnginePart = {
       sweeping = true;
       try {
         await runtime.fence();
-        const rows = await sql<{ id: string }>`select id from workflows where status = 'RUNNING'`.execute(ctx.store.db);
-        const orphans = rows.rows.map((row) => row.id).filter((id) => !runtime.channel(id) && runtime.hasWorkDir(id));
+        const orphans = (await records.runningWorkflowIds()).filter((id) => !runtime.channel(id) && runtime.hasWorkDir(id));
         if (orphans.length === 0) return;
         const now = Date.now(); // wall time: heartbeats of other processes
-        const alive = new Set(await livePackagers(ctx.store.db, now));
+        const alive = new Set(await records.livePackagers(now));
         for (const [id, since] of goneSince) if (alive.has(id) || since < now - 3600_000) goneSince.delete(id);
         const aliveElsewhere = (runtimeId: string): boolean => {
           if (alive.has(runtimeId)) return true;

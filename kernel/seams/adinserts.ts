@@ -1,0 +1,51 @@
+// Ad-insertion configurations as other parts read them: the SSAI proxy by guid, live channels scoped to their
+// organization. The control plane (src/adinserts) owns them, caches them and registers the reads in ctx.services.
+
+export const ADINSERT_TYPES = ['live', 'broker'] as const;
+export type AdinsertType = (typeof ADINSERT_TYPES)[number];
+
+/** What the proxy and the live channels need: the stored record with its organization. */
+export interface AdinsertConfig {
+  guid: string;
+  organizationId: string;
+  name: string;
+  adServer: string;
+  type: AdinsertType;
+  sourceUrl: string;
+  slateAd?: string;
+  /** ad_server_max_rps: absent, no cap */
+  adServerMaxRps?: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a live channel needs of an ad-insertion configuration to build its SSAI playback URL (spec 2.11, 4.2). */
+export interface AdinsertRef {
+  /** the configuration's guid */
+  id: string;
+  type: string;
+  sourceUrl: string;
+}
+
+/** Organization-scoped read of ad-insertion configurations, given by the SSAI part; used by src/channels. */
+export interface AdinsertLookup {
+  get(organizationId: string, id: string): Promise<AdinsertRef | undefined>;
+}
+
+export interface AdinsertCache {
+  /** for the proxy: any organization's configuration by guid, cached */
+  get(guid: string): Promise<AdinsertConfig | undefined>;
+  /** for live channels building SSAI playback URLs: only the organization's own configuration */
+  findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
+  invalidate(guid: string): void;
+}
+
+// The one declaration of the adinsert entries of ctx.services (module augmentation, ARCHITECTURE.md).
+declare module '../context.js' {
+  interface EngineServices {
+    /** cached reads of ad-insertion configurations by guid (the proxy) or scoped to an organization */
+    adinserts?: AdinsertCache;
+    /** the organization-scoped lookup of live channels (src/channels/channel.view.ts) */
+    adinsertLookup?: AdinsertLookup;
+  }
+}
