@@ -48,11 +48,18 @@ hls.attachMedia(v);
 interface Frag { sn: number; start: number; end: number; ad: boolean }
 interface PlaybackResult { levels: number; errors: string[]; fatal: string | null; playedTo: number; times: number[]; frags: Frag[]; audio: Array<[number, number]>; adAudioAppends: number }
 
-/** The ad span of the main track as hls.js placed it: first ad fragment start, last ad fragment end. */
+/**
+ * The first break's span in the main track as hls.js placed it: its first ad fragment's start, the end of the ad
+ * fragments that follow it without a gap in numbers (a live origin breaks every 20 s: hls.js may load the next break
+ * before the playhead has left the first).
+ */
 function adSpan(frags: Frag[]): { start: number; end: number } | undefined {
-  const ads = frags.filter((f) => f.ad);
-  if (!ads.length) return undefined;
-  return { start: Math.min(...ads.map((f) => f.start)), end: Math.max(...ads.map((f) => f.end)) };
+  const ads = [...new Map(frags.filter((f) => f.ad).map((f) => [f.sn, f])).values()].sort((a, b) => a.sn - b.sn);
+  const first = ads[0];
+  if (!first) return undefined;
+  let last = first;
+  for (const f of ads.slice(1)) if (f.sn === last.sn + 1) last = f; else break;
+  return { start: first.start, end: last.end };
 }
 
 
@@ -167,14 +174,15 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
       const tab = await browser.newPage();
       const q = new URLSearchParams({ src, ...(opts.start !== undefined ? { start: String(opts.start) } : {}), ...(opts.rate ? { rate: String(opts.rate) } : {}) });
       await tab.goto(`${pageBase}/?${q}`);
-      // Done when the playhead is 1 s past the end of the last ad fragment and a content fragment follows the ad.
+      // Done when the playhead is 1 s past the end of the first break (adSpan) and a content fragment follows it.
       await tab.waitForFunction(() => {
         const r = (window as unknown as { result: PlaybackResult }).result;
         if (r.fatal !== null) return true;
-        const ads = r.frags.filter((f) => f.ad);
+        const ads = r.frags.filter((f) => f.ad).sort((a, b) => a.sn - b.sn);
         if (!ads.length) return false;
-        const end = Math.max(...ads.map((f) => f.end));
-        return r.frags.some((f) => !f.ad && f.start >= end - 0.2) && r.playedTo > end + 1;
+        let end = ads[0]!;
+        for (const f of ads) if (f.sn === end.sn + 1) end = f; else if (f.sn > end.sn + 1) break;
+        return r.frags.some((f) => !f.ad && f.start >= end.end - 0.2) && r.playedTo > end.end + 1;
       }, undefined, { timeout: opts.timeoutMs, polling: 250 }).catch(() => undefined);
       return await tab.evaluate(() => (window as unknown as { result: PlaybackResult }).result);
     } finally {

@@ -124,12 +124,18 @@ describe('an ad server protected by ad_server_max_rps', () => {
     const guid = created.body.guid as string;
     const loop = 3;
     const breakStreamSeconds = (loop * CLIP_SEGMENTS + BREAK_START) * SEGMENT_SECONDS;
-    // A segment before the announcement: the window holds the break before, whose decisions are made first (10
-    // viewers at a time, under the same cap).
+    // A segment before the announcement: the window holds the break before, whose decisions are made first (under
+    // the same cap; the playlists end before that break until its decision lands: waited for, viewer by viewer, 10 at
+    // a time, so that none of them falls into the measured part).
     h.origin.position = breakStreamSeconds - 18;
     const urls = await sessions(h, guid, viewers);
     let k = 0;
-    await Promise.all(Array.from({ length: 10 }, async () => { while (k < viewers) await h.get(urls[k++]!); }));
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      while (k < viewers) {
+        const u = urls[k++]!;
+        for (let tries = 0; tries < 300 && !(await h.get(u)).text.includes('/v1/segment/'); tries++) await new Promise((r) => setTimeout(r, 200));
+      }
+    }));
     const asked = h.vast.requests.length;
     // From now on the live edge moves with the clock; every viewer reloads every 2 s at its own phase, until the
     // break has been in its window 4 s.
