@@ -36,6 +36,8 @@ export interface SsaiServerDeps {
   sessionTtlMs: number;
   /** how long a playlist waits for the ad decision of a break in its window before it plays slate (default: unbounded) */
   decisionDeadlineMs?: number;
+  /** a plain live reload ends before a break still being decided instead of waiting for it (see cutBefore) */
+  cutBeforeUndecidedBreaks?: boolean;
 }
 
 const EMPTY_VTT = 'WEBVTT\n\n';
@@ -452,7 +454,7 @@ export class SsaiServer {
     // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
     const found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
-    const mayCut = !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
+    const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
     const running = await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle

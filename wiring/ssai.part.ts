@@ -53,6 +53,12 @@ export interface SsaiPartOptions {
   beaconTimeoutMs?: number;
   /** how long a playlist waits for the ad decision of a break in its window before the break plays slate (default 1500 ms) */
   decisionDeadlineMs?: number;
+  /**
+   * A plain live reload ends before a break whose decision is still running instead of waiting for it (issue 28
+   * point 2; ssai/server.ts cutBefore). Off by default for now: a virtual channel played in hls.js stalled with it
+   * (test/e2e/linear-playback.test.ts, not yet understood); the capacity bench and its own tests turn it on.
+   */
+  cutBeforeUndecidedBreaks?: boolean;
 }
 
 export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
@@ -115,6 +121,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         lookup, origin: runtime.origin, store: runtime.store, planner: runtime.planner, beacons: runtime.beacons,
         metrics: runtime.metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
         sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000, decisionDeadlineMs: options.decisionDeadlineMs ?? 1500,
+        cutBeforeUndecidedBreaks: options.cutBeforeUndecidedBreaks === true,
       });
       return server.handler();
     },

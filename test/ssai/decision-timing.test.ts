@@ -96,7 +96,7 @@ describe('when ad decisions are made', () => {
 
 describe('a break that appears at the live edge with no notice (issue 28 point 2)', () => {
   let h: SsaiHarness;
-  beforeAll(async () => { h = await startSsai({ origin: { cueForm: 'cue-out' } }); }, 60_000);
+  beforeAll(async () => { h = await startSsai({ origin: { cueForm: 'cue-out' }, cutBeforeUndecidedBreaks: true }); }, 60_000);
   afterAll(async () => { await h?.close(); });
 
   it('answers at once ending before the break while its decision runs, then lists its ads where the content was never listed', async () => {
