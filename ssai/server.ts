@@ -592,11 +592,7 @@ export class SsaiServer {
         if (ahead) continue;
         if (cuttable(avail)) running.push({ avail, done: joining.done });
         // this playlist cannot end before the break: it waits as long as a playlist may (the late record after that)
-        else deciding.push(this.decisions.inWindow(joining.task).then((decided) => this.keepDecided(hot, decided), (e: unknown) => {
-          if (!isSessionStoreUnavailable(e)) throw e;
-          this.fallbacks.count('decision');
-          this.sessions.degrade(hot, avail, target);
-        }));
+        else deciding.push(this.decisions.inWindow(joining.task).then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target)));
         continue;
       }
       if (!refreshed) {
@@ -617,18 +613,14 @@ export class SsaiServer {
         continue;
       }
       // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
-      const degrade = (): void => { this.fallbacks.count('decision'); this.sessions.degrade(hot, avail, target); };
-      if (this.deps.store.available === false) { degrade(); continue; }
+      if (this.deps.store.available === false) { this.degrade(hot, avail, target); continue; }
       // In the window: an early decision still on its way joins this one (the planner runs one per avail). One this
       // playlist does not wait for has until the break is too close to end a playlist before it (one target duration
       // a segment) before it falls back; the configured deadline is what a playlist waits.
       const cut = cuttable(avail);
       const roomMs = cut ? (avail.startSegmentIndex - (pl.segments[0]?.mediaSequence ?? 0) - MIN_SEGMENTS_BEFORE_CUT + 1) * target * 1000 : 0;
       const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
-        .then((decided) => this.keepDecided(hot, decided), (e: unknown) => {
-          if (!isSessionStoreUnavailable(e)) throw e;
-          degrade();
-        });
+        .then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target));
       const under = { avail, done, task };
       let ofSession = this.inWindow.get(sid);
       if (!ofSession) this.inWindow.set(sid, ofSession = []);
@@ -646,6 +638,18 @@ export class SsaiServer {
     }
     await Promise.all(deciding);
     return running;
+  }
+
+  /** No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so. */
+  private degrade(hot: HotSession, avail: Avail, target: number): void {
+    this.fallbacks.count('decision');
+    this.sessions.degrade(hot, avail, target);
+  }
+
+  /** A decision that failed because the store went away degrades its break; any other failure stays a failure. */
+  private degradeIfStoreAway(e: unknown, hot: HotSession, avail: Avail, target: number): void {
+    if (!isSessionStoreUnavailable(e)) throw e;
+    this.degrade(hot, avail, target);
   }
 
   /** A decision joins the session's cached list: the stored copy, not the planner's object (that one may hold strings
@@ -727,6 +731,19 @@ function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean 
  */
 export function oneRecordPerBreak(records: readonly AvailRecord[], target: number): readonly AvailRecord[] {
   if (records.length < 2) return records;
-  const out = records.filter((r) => !records.some((o) => o !== r && sameBreak(o, r, target) && (o.index < r.index || (o.index === r.index && o.id < r.id))));
-  return out.length === records.length ? records : out;
+  // Compared pairwise once per list, not per playlist: a session's list is replaced whenever a decision joins it
+  // (mergeRecords), and a long session holds hundreds of retired breaks. What is kept is the positions dropped: a
+  // record replaced in place (retired, degraded) keeps its position and its break.
+  let known = onePerBreak.get(records);
+  if (known?.target !== target) {
+    const dropped = new Set<number>();
+    records.forEach((r, i) => {
+      if (records.some((o) => o !== r && sameBreak(o, r, target) && (o.index < r.index || (o.index === r.index && o.id < r.id)))) dropped.add(i);
+    });
+    known = { target, dropped };
+    onePerBreak.set(records, known);
+  }
+  const { dropped } = known;
+  return dropped.size ? records.filter((_, i) => !dropped.has(i)) : records;
 }
+const onePerBreak = new WeakMap<readonly AvailRecord[], { target: number; dropped: ReadonlySet<number> }>();
