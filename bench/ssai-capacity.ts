@@ -341,8 +341,8 @@ async function main(): Promise<void> {
     vastText = await (await fetch(`${w.first.vast}/vast-viewer?sid=0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f`)).text();
     w.proc.stdin!.end();
   }
-  const { VastDecisionClient } = await import('../ssai/vast-decision.js');
-  const { inlineLinearAds } = await import('../ssai/vast-inline.js');
+  const { VastDecisionClient } = await import('../ssai/decide/vast-decision.js');
+  const { inlineLinearAds } = await import('../ssai/parse/vast-inline.js');
   const full = new VastDecisionClient({ inlineFastPath: false });
   const timeIt = async (f: () => unknown, n: number): Promise<number> => {
     for (let i = 0; i < n / 10; i++) await f();

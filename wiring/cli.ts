@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     if (!url) throw new ConfigError('url', 'check-playlist needs the playlist URL');
     const reloads = Number(values.reloads ?? '1');
     if (!Number.isInteger(reloads) || reloads < 1) throw new ConfigError('--reloads', 'must be a positive integer');
-    const { checkPlaylistUrl } = await import('../ssai/check-url.js');
+    const { checkPlaylistUrl } = await import('../ssai/check/check-url.js');
     const findings = await checkPlaylistUrl(url, reloads);
     for (const finding of findings) process.stdout.write(`${finding.rule}: ${finding.message}\n`);
     process.stdout.write(findings.length === 0 ? 'ok: nothing RFC 8216 forbids was found\n' : `${findings.length} finding(s)\n`);

@@ -6,18 +6,18 @@ import { CachedAdinsertLookup, organizationLookup } from '../src/adinserts/adins
 import { adinsertRoutes } from '../src/adinserts/adinsert.router.js';
 import path from 'node:path';
 import { Counter } from 'prom-client';
-import { AdPlanner } from '../ssai/ad-planner.js';
-import { mediaStoreUrl } from '../ssai/creative-plan.js';
-import type { PrepareFn } from '../ssai/creative-cache.js';
-import type { PrepareSlateFn } from '../ssai/slate-fill.js';
-import { localSlatePreparer, slateImageFrom } from '../ssai/slate.js';
-import { BeaconSender } from '../ssai/beacons.js';
+import { AdPlanner } from '../ssai/decide/ad-planner.js';
+import { mediaStoreUrl } from '../ssai/stitch/creative-plan.js';
+import type { PrepareFn } from '../ssai/decide/creative-cache.js';
+import type { PrepareSlateFn } from '../ssai/decide/slate-fill.js';
+import { localSlatePreparer, slateImageFrom } from '../ssai/decide/slate.js';
+import { BeaconSender } from '../ssai/serve/beacons.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
-import { OriginFetcher } from '../ssai/origin-fetcher.js';
-import { createSessionStore, type SessionStore } from '../ssai/session-store.js';
-import { SsaiServer } from '../ssai/server.js';
-import { VastDecisionClient, type AdDecisionClient } from '../ssai/vast-decision.js';
-import { ThreadedDecisionClient } from '../ssai/decision-threads.js';
+import { OriginFetcher } from '../ssai/serve/origin-fetcher.js';
+import { createSessionStore, type SessionStore } from '../ssai/store/session-store.js';
+import { SsaiServer } from '../ssai/serve/server.js';
+import { VastDecisionClient, type AdDecisionClient } from '../ssai/decide/vast-decision.js';
+import { ThreadedDecisionClient } from '../ssai/decide/decision-threads.js';
 
 // ctx.services.adinserts and ctx.services.adinsertLookup are declared in src/adinserts/adinsert-lookup.ts.
 declare module '../kernel/context.js' {
@@ -55,7 +55,7 @@ export interface SsaiPartOptions {
   decisionDeadlineMs?: number;
   /**
    * A plain live reload ends before a break whose decision is still running instead of waiting for it (issue 28
-   * point 2; ssai/server.ts cutBefore). Off by default for now: a virtual channel played in hls.js stalled with it
+   * point 2; ssai/serve/server.ts cutBefore). Off by default for now: a virtual channel played in hls.js stalled with it
    * (test/e2e/linear-playback.test.ts, not yet understood); the capacity bench and its own tests turn it on.
    */
   cutBeforeUndecidedBreaks?: boolean;

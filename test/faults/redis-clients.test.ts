@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLoginLimiter } from '../../src/auth/rate-limiter.js';
 import { systemClock } from '../../kernel/core/clock.js';
-import { isSessionStoreUnavailable, RedisSessionStore } from '../../ssai/session-store.js';
+import { isSessionStoreUnavailable, RedisSessionStore } from '../../ssai/store/session-store.js';
 import { until } from '../cluster/cluster.js';
 import { PrivateRedis, privateRedisMissing } from './private-stores.js';
 

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_START, CLIP_SEGMENTS, OriginServer, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { VastServer } from '../../fixtures/vast-server.js';
-import { ladderOf } from '../../ssai/creative-cache.js';
+import { ladderOf } from '../../ssai/decide/creative-cache.js';
 import { PgBossEncodeQueue } from '../../vod-encoder/queue-pgboss.js';
 import { segmentUris, variantUrls } from '../ssai/setup.js';
 import { sleep, until } from '../cluster/cluster.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPlaylistUrl } from '../../ssai/check-url.js';
+import { checkPlaylistUrl } from '../../ssai/check/check-url.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { startSsai, type SsaiHarness } from './setup.js';
 

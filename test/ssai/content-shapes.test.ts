@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, LAYOUTS, OriginServer, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
-import { checkPlaylistUrl } from '../../ssai/check-url.js';
+import { checkPlaylistUrl } from '../../ssai/check/check-url.js';
 import { probeSegment } from '../../media/media-probe.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { startEngineWith, startSsai, type SsaiHarness } from './setup.js';

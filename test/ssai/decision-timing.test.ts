@@ -3,7 +3,7 @@
 // and keeps it on every reload.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOUNCE_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
-import { checkPlaylist } from '../../ssai/playlist-checker.js';
+import { checkPlaylist } from '../../ssai/check/playlist-checker.js';
 import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
 import { startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 import type { TestEngine } from '../helpers/engine.js';

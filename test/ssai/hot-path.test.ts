@@ -3,8 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { derive, OriginFetcher } from '../../ssai/origin-fetcher.js';
-import { MemorySessionStore } from '../../ssai/session-store.js';
+import { derive, OriginFetcher } from '../../ssai/serve/origin-fetcher.js';
+import { MemorySessionStore } from '../../ssai/store/session-store.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { startSsai, variantUrls, type SsaiHarness } from './setup.js';
 

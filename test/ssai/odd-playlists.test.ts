@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS, type CueForm } from '../../fixtures/origin-server.js';
-import { ladderOf } from '../../ssai/creative-cache.js';
+import { ladderOf } from '../../ssai/decide/creative-cache.js';
 import { prepareCreative } from '../../vod-encoder/prepare-creative.js';
 import { startSsai, variantUrls, type SsaiHarness } from './setup.js';
 import { VECTORS_DIR, vectorPath } from '../helpers/vectors.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPlaylist } from '../../ssai/playlist-checker.js';
+import { checkPlaylist } from '../../ssai/check/playlist-checker.js';
 import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS, type CueForm } from '../../fixtures/origin-server.js';
 import { segmentUris, startSsai, variantUrls, type SsaiHarness } from './setup.js';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
-import { checkPlaylist } from '../../ssai/playlist-checker.js';
+import { checkPlaylist } from '../../ssai/check/playlist-checker.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { segmentUris, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 

@@ -7,16 +7,16 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AD_SECONDS, VastServer } from '../../fixtures/vast-server.js';
-import { AdPlanner } from '../../ssai/ad-planner.js';
-import { mediaStoreUrl } from '../../ssai/creative-plan.js';
-import type { PrepareFn } from '../../ssai/creative-cache.js';
-import type { SessionRecord } from '../../ssai/avail-record.js';
+import { AdPlanner } from '../../ssai/decide/ad-planner.js';
+import { mediaStoreUrl } from '../../ssai/stitch/creative-plan.js';
+import type { PrepareFn } from '../../ssai/decide/creative-cache.js';
+import type { SessionRecord } from '../../ssai/decide/avail-record.js';
 import { createSsaiMetrics } from '../../ssai/metrics.js';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
-import { adIdOf, trackingOf } from '../../ssai/packed-tracking.js';
-import { createSessionStore } from '../../ssai/session-store.js';
-import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/vast-decision.js';
-import { availsFromVmap, fetchVmapBreaks, offsetSeconds, parseTimeOffset } from '../../ssai/vmap-avails.js';
+import { adIdOf, trackingOf } from '../../ssai/decide/packed-tracking.js';
+import { createSessionStore } from '../../ssai/store/session-store.js';
+import { parseVmap, VastDecisionClient, type VmapBreak } from '../../ssai/decide/vast-decision.js';
+import { availsFromVmap, fetchVmapBreaks, offsetSeconds, parseTimeOffset } from '../../ssai/decide/vmap-avails.js';
 import type { PreparedCreative } from '../../vod-encoder/prepare-creative.js';
 
 /** 10 two-second segments, no cue. */

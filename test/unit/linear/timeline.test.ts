@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expandSources, makeProgram, type Program } from '../../../packager/linear/program.js';
 import { ANNOUNCE_AHEAD_MS, renderMedia } from '../../../packager/linear/render.js';
-import { findAvails } from '../../../ssai/cue-finder.js';
+import { findAvails } from '../../../ssai/parse/cue-finder.js';
 import { Timeline, type Block } from '../../../packager/linear/timeline.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { fakeAsset } from './fake-assets.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdBreakScheduler } from '../../../packager/ads/ad-break-scheduler.js';
 import { LiveMediaPlaylist } from '../../../packager/hls/live-playlist.js';
-import { findAvails } from '../../../ssai/cue-finder.js';
+import { findAvails } from '../../../ssai/parse/cue-finder.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 
 const T0 = Date.parse('2026-03-02T08:00:00Z');

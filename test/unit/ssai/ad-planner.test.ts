@@ -3,13 +3,13 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { AdPlanner } from '../../../ssai/ad-planner.js';
-import type { PrepareFn } from '../../../ssai/creative-cache.js';
-import type { SessionRecord } from '../../../ssai/avail-record.js';
-import type { Avail } from '../../../ssai/cue-finder.js';
+import { AdPlanner } from '../../../ssai/decide/ad-planner.js';
+import type { PrepareFn } from '../../../ssai/decide/creative-cache.js';
+import type { SessionRecord } from '../../../ssai/decide/avail-record.js';
+import type { Avail } from '../../../ssai/parse/cue-finder.js';
 import { createSsaiMetrics } from '../../../ssai/metrics.js';
-import { MemorySessionStore } from '../../../ssai/session-store.js';
-import type { LinearAd } from '../../../ssai/linear-ad.js';
+import { MemorySessionStore } from '../../../ssai/store/session-store.js';
+import type { LinearAd } from '../../../ssai/parse/linear-ad.js';
 
 const AD: LinearAd = {
   adId: 'ad-1', creativeId: 'cr-1', duration: 6, mediaFiles: [{ url: 'http://ads.test/a.mp4', type: 'video/mp4', width: 640, height: 360, bitrate: 800 }],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdServerPacer } from '../../../ssai/ad-server-pacer.js';
+import { AdServerPacer } from '../../../ssai/decide/ad-server-pacer.js';
 
 /** Sends as fast as the pacer lets, on a clock stepping `stepMs`; returns the send times. */
 function sendAll(pacer: AdServerPacer, untilMs: number, stepMs: number): number[] {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AvailRecord } from '../../../ssai/avail-record.js';
-import type { CreativePlan } from '../../../ssai/creative-plan.js';
-import { placeAvail } from '../../../ssai/avail-placement.js';
-import type { VariantEntry } from '../../../ssai/manifest-rewriter.js';
+import type { AvailRecord } from '../../../ssai/decide/avail-record.js';
+import type { CreativePlan } from '../../../ssai/stitch/creative-plan.js';
+import { placeAvail } from '../../../ssai/serve/avail-placement.js';
+import type { VariantEntry } from '../../../ssai/stitch/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 
 const record: AvailRecord = { id: 'a', index: 0, startSegmentIndex: 1, endSegmentIndex: 3, duration: 4, slotDuration: 2, ads: [{ adId: 'x', creativeId: 'c', duration: 4, creativeKey: 'k', tracking: { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] } }], skipped: [] };

@@ -2,8 +2,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BeaconSender } from '../../../ssai/beacons.js';
-import { MemorySessionStore } from '../../../ssai/session-store.js';
+import { BeaconSender } from '../../../ssai/serve/beacons.js';
+import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 
 describe('beacon sender close', () => {
   let server: http.Server;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ContentShapes, containerOf, h264Of } from '../../../ssai/content-shape.js';
+import { ContentShapes, containerOf, h264Of } from '../../../ssai/stitch/content-shape.js';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../../media/playlist-scanner.js';
-import type { VariantEntry } from '../../../ssai/manifest-rewriter.js';
+import type { VariantEntry } from '../../../ssai/stitch/manifest-rewriter.js';
 
 const media = (text: string): MediaPlaylist => scanMediaPlaylist(`#EXTM3U\n#EXT-X-TARGETDURATION:2\n${text}`).playlist!;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAvails } from '../../../ssai/cue-finder.js';
+import { findAvails } from '../../../ssai/parse/cue-finder.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { encodeScte35 } from '../../../media/scte35-encoder.js';
 import { originPlaylist, PDT0, type OriginOptions } from './helpers/origin.js';

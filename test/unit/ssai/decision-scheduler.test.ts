@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
-import type { AvailRecord, SessionRecord } from '../../../ssai/avail-record.js';
-import type { Avail } from '../../../ssai/cue-finder.js';
-import { DecisionScheduler, type DecisionSchedulerDeps } from '../../../ssai/decision-scheduler.js';
+import type { AvailRecord, SessionRecord } from '../../../ssai/decide/avail-record.js';
+import type { Avail } from '../../../ssai/parse/cue-finder.js';
+import { DecisionScheduler, type DecisionSchedulerDeps } from '../../../ssai/decide/decision-scheduler.js';
 import { createSsaiMetrics } from '../../../ssai/metrics.js';
 
 const session = { id: 's1' } as SessionRecord;

@@ -4,9 +4,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ThreadedDecisionClient } from '../../../ssai/decision-threads.js';
-import { unpackTracking } from '../../../ssai/packed-tracking.js';
-import { VastDecisionClient } from '../../../ssai/vast-decision.js';
+import { ThreadedDecisionClient } from '../../../ssai/decide/decision-threads.js';
+import { unpackTracking } from '../../../ssai/decide/packed-tracking.js';
+import { VastDecisionClient } from '../../../ssai/decide/vast-decision.js';
 import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 
 const inline = VECTORS_DIR ? readFileSync(`${vectorPath('vast-iab')}/4.0/Inline_Linear_Tag-test.xml`, 'utf8') : '';

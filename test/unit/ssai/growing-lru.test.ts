@@ -1,6 +1,6 @@
 // growingLru (issue 19 point 4): bounded by its entry count as lru-cache's `max`, without allocating every slot up front.
 import { describe, expect, it } from 'vitest';
-import { growingLru } from '../../../ssai/growing-lru.js';
+import { growingLru } from '../../../ssai/store/growing-lru.js';
 
 describe('growingLru', () => {
   it('keeps at most maxEntries, evicting the least recently used', () => {

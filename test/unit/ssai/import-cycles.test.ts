@@ -50,6 +50,31 @@ function circles(graph: Map<string, string[]>): string[][] {
   return out;
 }
 
+/**
+ * The folders of ssai/ from the bottom (docs/ARCHITECTURE.md "Inside ssai/"): a module imports its own folder, the
+ * folders before its own and the top-level modules (errors, metrics), never a folder after its own.
+ */
+const FOLDER_ORDER = ['parse', 'check', 'stitch', 'store', 'decide', 'serve'];
+
+/** The ssai folder of a module ('' for the top-level ones). */
+function folderOf(file: string): string {
+  const rel = path.relative(dir, file).split(path.sep);
+  return rel.length > 1 ? rel[0]! : '';
+}
+
+/** Imports from a folder to one after it in FOLDER_ORDER, as "from → to". */
+function againstTheOrder(graph: Map<string, string[]>): string[] {
+  const rank = (f: string): number => { const d = folderOf(f); return d === '' ? -1 : FOLDER_ORDER.indexOf(d); };
+  const out: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      // the top-level modules (rank -1) are imported by every folder and import no folder
+      if (folderOf(to) !== '' && rank(to) > rank(from)) out.push(`${path.relative(root, from)} → ${path.relative(root, to)}`);
+    }
+  }
+  return out;
+}
+
 describe('ssai import graph', () => {
   it('finds a circle in a graph that has one (the check itself works)', () => {
     const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
@@ -62,5 +87,21 @@ describe('ssai import graph', () => {
     const graph = new Map(files.map((f) => [f, importsOf(f)]));
     const found = circles(graph).map((c) => c.map((f) => path.relative(root, f)).join(' ↔ '));
     expect(found).toEqual([]);
+  });
+
+  it('every module sits in a folder of the order, and no folder imports one after it', () => {
+    const files = sourceFiles();
+    const unknown = files.map(folderOf).filter((d) => d !== '' && !FOLDER_ORDER.includes(d));
+    expect(unknown, 'a new ssai/ folder needs its place in FOLDER_ORDER (and in docs/ARCHITECTURE.md)').toEqual([]);
+    const topLevel = files.filter((f) => folderOf(f) === '').map((f) => path.basename(f)).sort();
+    expect(topLevel).toEqual(['errors.ts', 'metrics.ts']);
+    const graph = new Map(files.map((f) => [f, importsOf(f)]));
+    expect(againstTheOrder(graph)).toEqual([]);
+  });
+
+  it('finds an import against the folder order (the check itself works)', () => {
+    const at = (d: string, f: string) => path.join(dir, d, f);
+    const graph = new Map([[at('stitch', 'a.ts'), [at('serve', 'b.ts'), at('parse', 'c.ts')]], [at('parse', 'c.ts'), [path.join(dir, 'errors.ts')]]]);
+    expect(againstTheOrder(graph)).toEqual(['ssai/stitch/a.ts → ssai/serve/b.ts']);
   });
 });

@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail } from '../../../ssai/manifest-rewriter.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail } from '../../../ssai/stitch/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
-import { deliveryDirectives } from '../../../ssai/server.js';
-import { checkMediaPlaylist } from '../../../ssai/playlist-checker.js';
+import { deliveryDirectives } from '../../../ssai/serve/server.js';
+import { checkMediaPlaylist } from '../../../ssai/check/playlist-checker.js';
 import { parsePlaylist } from './helpers/parsed-playlist.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../../fixtures/playlists');

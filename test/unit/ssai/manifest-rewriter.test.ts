@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { findAvails } from '../../../ssai/cue-finder.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type TrackKind } from '../../../ssai/manifest-rewriter.js';
-import { checkPlaylist } from '../../../ssai/playlist-checker.js';
+import { findAvails } from '../../../ssai/parse/cue-finder.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type TrackKind } from '../../../ssai/stitch/manifest-rewriter.js';
+import { checkPlaylist } from '../../../ssai/check/playlist-checker.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { originPlaylist, PDT0, type OriginOptions } from './helpers/origin.js';
 

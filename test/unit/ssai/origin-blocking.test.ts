@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OriginFetcher } from '../../../ssai/origin-fetcher.js';
+import { OriginFetcher } from '../../../ssai/serve/origin-fetcher.js';
 
 const LL = '#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PART-INF:PART-TARGET=0.5\n#EXT-X-MEDIA-SEQUENCE:1\n#EXTINF:4,\n1.mp4\n';
 

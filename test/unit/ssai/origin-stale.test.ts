@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OriginFetcher, type OriginResult } from '../../../ssai/origin-fetcher.js';
+import { OriginFetcher, type OriginResult } from '../../../ssai/serve/origin-fetcher.js';
 
 const playlist = (n: number) => `#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:${n}\n#EXTINF:2,\n${n}.ts\n`;
 const text = (r: OriginResult) => (r.ok ? r.text : `error ${r.error.code}`);

@@ -1,9 +1,9 @@
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { AvailRecord } from '../../../ssai/avail-record.js';
-import { adIdOf, NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/packed-tracking.js';
-import { frozenCopy } from '../../../ssai/session-store.js';
-import type { TrackingEvents } from '../../../ssai/linear-ad.js';
+import type { AvailRecord } from '../../../ssai/decide/avail-record.js';
+import { adIdOf, NO_TRACKING, packRecord, packTracking, trackingOf, unpackTracking } from '../../../ssai/decide/packed-tracking.js';
+import { frozenCopy } from '../../../ssai/store/session-store.js';
+import type { TrackingEvents } from '../../../ssai/parse/linear-ad.js';
 
 const sid = '0b7d5c1e-8f3a-4d2b-9c6e-1a2b3c4d5e6f';
 const events = (ad: string): TrackingEvents => ({

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { stitchMediaPlaylist } from '../../../ssai/manifest-rewriter.js';
+import { stitchMediaPlaylist } from '../../../ssai/stitch/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { parsePlaylist } from './helpers/parsed-playlist.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkMediaPlaylist, checkPlaylist } from '../../../ssai/playlist-checker.js';
+import { checkMediaPlaylist, checkPlaylist } from '../../../ssai/check/playlist-checker.js';
 import { originPlaylist } from './helpers/origin.js';
 
 const rules = (f: { rule: string }[]) => f.map((x) => x.rule);

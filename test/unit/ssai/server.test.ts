@@ -5,13 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys, type AvailRecord, type SessionRecord } from '../../../ssai/avail-record.js';
-import type { AdPlanner } from '../../../ssai/ad-planner.js';
-import type { BeaconSender } from '../../../ssai/beacons.js';
+import { keys, type AvailRecord, type SessionRecord } from '../../../ssai/decide/avail-record.js';
+import type { AdPlanner } from '../../../ssai/decide/ad-planner.js';
+import type { BeaconSender } from '../../../ssai/serve/beacons.js';
 import { createSsaiMetrics } from '../../../ssai/metrics.js';
-import type { OriginFetcher } from '../../../ssai/origin-fetcher.js';
-import { SsaiServer } from '../../../ssai/server.js';
-import { MemorySessionStore } from '../../../ssai/session-store.js';
+import type { OriginFetcher } from '../../../ssai/serve/origin-fetcher.js';
+import { SsaiServer } from '../../../ssai/serve/server.js';
+import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 
 const NO_TRACKING = { impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [] };
 

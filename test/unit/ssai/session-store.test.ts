@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../../ssai/avail-record.js';
-import { MemorySessionStore, RedisSessionStore } from '../../../ssai/session-store.js';
+import { keys } from '../../../ssai/decide/avail-record.js';
+import { MemorySessionStore, RedisSessionStore } from '../../../ssai/store/session-store.js';
 import { deleteRedisPrefix, REDIS_URL, redisAvailable, testRedisPrefix } from '../../helpers/redis.js';
 
 describe('memory session store values', () => {

@@ -5,7 +5,7 @@ import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeScte35 } from '../../../media/scte35.js';
 import { encodeScte35 } from '../../../media/scte35-encoder.js';
-import { fillAdServerUrl, parseVmap, pickAdsForAvail, VastDecisionClient } from '../../../ssai/vast-decision.js';
+import { fillAdServerUrl, parseVmap, pickAdsForAvail, VastDecisionClient } from '../../../ssai/decide/vast-decision.js';
 
 const IAB = VECTORS_DIR ? `${vectorPath('vast-iab')}/` : '';
 const iab = (rel: string): string => readFileSync(IAB + rel, 'utf8');

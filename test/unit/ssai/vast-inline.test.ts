@@ -1,8 +1,8 @@
 // The cheap inline VAST path gives the same linear ads as the full VAST client over every IAB sample it accepts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { VastDecisionClient } from '../../../ssai/vast-decision.js';
-import { inlineLinearAds, parseElements } from '../../../ssai/vast-inline.js';
+import { VastDecisionClient } from '../../../ssai/decide/vast-decision.js';
+import { inlineLinearAds, parseElements } from '../../../ssai/parse/vast-inline.js';
 import { VECTORS_DIR, vectorPath } from '../../helpers/vectors.js';
 
 const samples = VECTORS_DIR

@@ -2,10 +2,10 @@
 // every rendition, reload and instance places the same breaks and decides each from its own break's VAST.
 import type { Logger } from 'pino';
 import { keys, type SessionRecord } from './avail-record.js';
-import type { Avail } from './cue-finder.js';
-import type { SsaiMetrics } from './metrics.js';
-import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
-import type { SessionStore } from './session-store.js';
+import type { Avail } from '../parse/cue-finder.js';
+import type { SsaiMetrics } from '../metrics.js';
+import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
+import type { SessionStore } from '../store/session-store.js';
 import type { VmapBreak } from './vast-decision.js';
 import { availsFromVmap, fetchVmapBreaks, VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 

@@ -1,13 +1,13 @@
 // What the proxy does while its session store (Redis) is away (issue 27): every playlist is still answered. A break
 // that needs a decision plays its content, and that choice is kept (in this process, then in the store when it is
 // back) so the session numbers its playlists the same way on every later reload.
-import type { AvailRecord } from './avail-record.js';
-import { growingLru } from './growing-lru.js';
-import type { Avail } from './cue-finder.js';
-import type { MediaPlaylist } from '../media/playlist-scanner.js';
-import { rewriteMultivariant } from './manifest-rewriter.js';
-import type { SsaiMetrics, StoreOperation } from './metrics.js';
-import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
+import type { AvailRecord } from '../decide/avail-record.js';
+import { growingLru } from '../store/growing-lru.js';
+import type { Avail } from '../parse/cue-finder.js';
+import type { MediaPlaylist } from '../../media/playlist-scanner.js';
+import { rewriteMultivariant } from '../stitch/manifest-rewriter.js';
+import type { SsaiMetrics, StoreOperation } from '../metrics.js';
+import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 
 /** Seconds an open break without a planned duration is assumed to last (the planner's default). */
 const OPEN_AVAIL_SECONDS = 30;

@@ -3,25 +3,25 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdinsertCache, AdinsertConfig } from '../kernel/seams/adinserts.js';
-import { keys, type AvailRecord, type Rung, type SessionRecord } from './avail-record.js';
-import type { AdPlanner } from './ad-planner.js';
+import type { AdinsertCache, AdinsertConfig } from '../../kernel/seams/adinserts.js';
+import { keys, type AvailRecord, type Rung, type SessionRecord } from '../decide/avail-record.js';
+import type { AdPlanner } from '../decide/ad-planner.js';
 import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
-import { ContentShapes, referenceVideo, type ContentShape } from './content-shape.js';
-import { findAvails, type Avail } from './cue-finder.js';
-import { DecisionScheduler, type DecisionTask } from './decision-scheduler.js';
-import { ssaiError, type SsaiError } from './errors.js';
+import { ContentShapes, referenceVideo, type ContentShape } from '../stitch/content-shape.js';
+import { findAvails, type Avail } from '../parse/cue-finder.js';
+import { DecisionScheduler, type DecisionTask } from '../decide/decision-scheduler.js';
+import { ssaiError, type SsaiError } from '../errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
-import type { SsaiMetrics, PlaylistKind } from './metrics.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from './manifest-rewriter.js';
+import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
+import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
-import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../media/playlist-scanner.js';
+import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
-import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from './session-store.js';
+import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
-import { isDatabaseUnavailable } from '../kernel/store/outage.js';
+import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */

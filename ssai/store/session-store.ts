@@ -3,7 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createRedisClient, RedisReadiness } from '../kernel/store/redis.js';
+import { createRedisClient, RedisReadiness } from '../../kernel/store/redis.js';
 import { growingLru } from './growing-lru.js';
 
 export interface SessionStore {

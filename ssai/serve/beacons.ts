@@ -1,8 +1,8 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
 // with retries and a timeout, never on the playlist's or the segment redirect's critical path.
 import { Agent, request } from 'undici';
-import { growingLru } from './growing-lru.js';
-import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
+import { growingLru } from '../store/growing-lru.js';
+import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 
 export interface BeaconOptions {
   timeoutMs?: number;

@@ -2,12 +2,12 @@
 // the store once, the store staying the source of truth.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from './avail-record.js';
-import { ssaiError, type SsaiError } from './errors.js';
-import type { VariantEntry } from './manifest-rewriter.js';
-import { exactArray, type SessionStore } from './session-store.js';
-import { growingLru } from './growing-lru.js';
-import type { Avail } from './cue-finder.js';
+import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from '../decide/avail-record.js';
+import { ssaiError, type SsaiError } from '../errors.js';
+import type { VariantEntry } from '../stitch/manifest-rewriter.js';
+import { exactArray, type SessionStore } from '../store/session-store.js';
+import { growingLru } from '../store/growing-lru.js';
+import type { Avail } from '../parse/cue-finder.js';
 import { contentRecord } from './store-outage.js';
 
 /**

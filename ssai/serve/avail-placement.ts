@@ -1,11 +1,11 @@
 // Placing a decided avail on one track of a session (issue 5 "Playback"): its segment span and the ad media of the
 // track's kind, ready for the manifest rewriter.
-import { closestTrack, type CreativePlan, type CreativeTrack } from './creative-plan.js';
-import type { AdPlanner } from './ad-planner.js';
-import type { AvailRecord } from './avail-record.js';
-import type { PlannedAd, StitchAvail, VariantEntry } from './manifest-rewriter.js';
-import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
-import { adIdsOf } from './packed-tracking.js';
+import { closestTrack, type CreativePlan, type CreativeTrack } from '../stitch/creative-plan.js';
+import type { AdPlanner } from '../decide/ad-planner.js';
+import type { AvailRecord } from '../decide/avail-record.js';
+import type { PlannedAd, StitchAvail, VariantEntry } from '../stitch/manifest-rewriter.js';
+import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
+import { adIdsOf } from '../decide/packed-tracking.js';
 
 /** Key of a break's start on one track in the session's observed marks (avail ids never start with '@'). */
 export const anchorKey = (availId: string): string => `@${availId}`;

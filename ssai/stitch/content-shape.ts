@@ -2,10 +2,10 @@
 // into the video segments or in a separate rendition, the H.264 profile/level of each rendition and its audio sample
 // rate and channels. Creatives are prepared in this shape so that the stitched stream stays one valid stream.
 import { LRUCache } from 'lru-cache';
-import type { H264Profile, TargetRung } from '../vod-encoder/prepare-creative.js';
+import type { H264Profile, TargetRung } from '../../vod-encoder/prepare-creative.js';
 import type { VariantEntry } from './manifest-rewriter.js';
-import { probeSegment, type SegmentStreams } from '../media/media-probe.js';
-import { resolveUri, type MediaPlaylist } from '../media/playlist-scanner.js';
+import { probeSegment, type SegmentStreams } from '../../media/media-probe.js';
+import { resolveUri, type MediaPlaylist } from '../../media/playlist-scanner.js';
 
 export type ContentShape = {
   container: 'ts' | 'fmp4';

@@ -1,9 +1,9 @@
 // `engine check-playlist URL`: fetches a playlist (every media playlist of a multivariant one), reloads live ones
 // `reloads` times at their target duration, and reports what RFC 8216 forbids (ssai/playlist-checker.ts).
 import { request } from 'undici';
-import { probeSegment, type SegmentStreams } from '../media/media-probe.js';
+import { probeSegment, type SegmentStreams } from '../../media/media-probe.js';
 import { checkPlaylist } from './playlist-checker.js';
-import { isVodPlaylist, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../media/playlist-scanner.js';
+import { isVodPlaylist, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 
 export type CheckFinding = { rule: string; message: string };
 

@@ -2,14 +2,14 @@
 // are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
 import type { Logger } from 'pino';
 import { keys, type AvailRecord, type SessionRecord } from './avail-record.js';
-import type { ContentShape } from './content-shape.js';
+import type { ContentShape } from '../stitch/content-shape.js';
 import { CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
-import type { CreativePlan } from './creative-plan.js';
-import type { Avail } from './cue-finder.js';
-import type { LinearAd, MediaFileInfo } from './linear-ad.js';
-import type { SsaiMetrics } from './metrics.js';
+import type { CreativePlan } from '../stitch/creative-plan.js';
+import type { Avail } from '../parse/cue-finder.js';
+import type { LinearAd, MediaFileInfo } from '../parse/linear-ad.js';
+import type { SsaiMetrics } from '../metrics.js';
 import { packRecord } from './packed-tracking.js';
-import type { MediaPlaylist } from '../media/playlist-scanner.js';
+import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { SlateFill, type SlateFillDeps } from './slate-fill.js';
 import { pickAdsForAvail, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';

@@ -1,7 +1,7 @@
 // What a session keeps in the store (issue 5 "Ad decisions"): the session, its breaks' decisions, and the key scheme
 // they are stored under, read by every rendition, reload and instance.
-import type { TrackingEvents } from './linear-ad.js';
-import type { VariantEntry } from './manifest-rewriter.js';
+import type { TrackingEvents } from '../parse/linear-ad.js';
+import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 
 export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
 

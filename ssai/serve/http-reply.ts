@@ -1,6 +1,6 @@
 // The SSAI proxy's answers as plain values (issue 5 "Playback"), and their writing on node:http with CORS.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toErrorBody, type SsaiError } from './errors.js';
+import { toErrorBody, type SsaiError } from '../errors.js';
 
 const CORS: Record<string, string> = {
   'access-control-allow-origin': '*',

@@ -1,7 +1,7 @@
 // Rewrites origin playlists for a viewer session: multivariant URIs to our /v1/manifest routes, and media playlists
 // with the session's ads stitched in (issue 5 "Stitching"). Pure functions: no I/O, no clock.
-import type { KeyInfo, MapInfo, MediaPlaylist, MediaSegment, RawTag, ScanError } from '../media/playlist-scanner.js';
-import { isVodPlaylist, parseAttributes, resolveUri } from '../media/playlist-scanner.js';
+import type { KeyInfo, MapInfo, MediaPlaylist, MediaSegment, RawTag, ScanError } from '../../media/playlist-scanner.js';
+import { isVodPlaylist, parseAttributes, resolveUri } from '../../media/playlist-scanner.js';
 
 export type TrackKind = 'video' | 'audio' | 'subtitles' | 'iframe';
 

@@ -8,10 +8,10 @@
 import type { AdPlanner } from './ad-planner.js';
 import type { AvailRecord, SessionRecord } from './avail-record.js';
 import { AdServerPacer } from './ad-server-pacer.js';
-import type { ContentShape } from './content-shape.js';
-import type { Avail } from './cue-finder.js';
+import type { ContentShape } from '../stitch/content-shape.js';
+import type { Avail } from '../parse/cue-finder.js';
 import { heapPop, heapPush } from './min-heap.js';
-import type { SsaiMetrics } from './metrics.js';
+import type { SsaiMetrics } from '../metrics.js';
 
 export interface DecisionSchedulerDeps {
   planner: Pick<AdPlanner, 'recordFor' | 'lateRecord'>;

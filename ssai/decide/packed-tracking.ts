@@ -6,7 +6,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type { AvailRecord, PlannedAdRecord } from './avail-record.js';
-import type { TrackingEvents } from './linear-ad.js';
+import type { TrackingEvents } from '../parse/linear-ad.js';
 
 export const NO_TRACKING: TrackingEvents = Object.freeze({
   impression: [], start: [], firstQuartile: [], midpoint: [], thirdQuartile: [], complete: [], error: [],

@@ -5,9 +5,9 @@ import { DOMParser } from '@xmldom/xmldom';
 import { VASTClient } from '@dailymotion/vast-client';
 import { createRequire } from 'node:module';
 import { request } from 'undici';
-import type { SpliceInfo } from '../media/scte35.js';
-import { inlineLinearAds } from './vast-inline.js';
-import type { LinearAd } from './linear-ad.js';
+import type { SpliceInfo } from '../../media/scte35.js';
+import { inlineLinearAds } from '../parse/vast-inline.js';
+import type { LinearAd } from '../parse/linear-ad.js';
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };

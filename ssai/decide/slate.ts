@@ -4,8 +4,8 @@
 // engine wires it, or this in-process one, which runs the same prepareSlate (a still image is a short ffmpeg run) and
 // shares its disk cache and in-flight de-duplication.
 import type { Logger } from 'pino';
-import { prepareSlate } from '../vod-encoder/prepare-creative.js';
-import type { AdinsertConfig } from '../kernel/seams/adinserts.js';
+import { prepareSlate } from '../../vod-encoder/prepare-creative.js';
+import type { AdinsertConfig } from '../../kernel/seams/adinserts.js';
 import type { PrepareSlateFn } from './slate-fill.js';
 
 export interface LocalSlateOptions {

@@ -1,8 +1,8 @@
 // Finds ad avails in a scanned media playlist from every common cue form (issue 5 "Media playlists").
 // Ids stay stable across reloads of a sliding window so a session keeps its ad decision per avail.
-import type { MediaPlaylist, MediaSegment, RawTag } from '../media/playlist-scanner.js';
-import { isVodPlaylist, parseAttributes } from '../media/playlist-scanner.js';
-import { cueDirection, cueDurationSeconds, cueEventId, decodeScte35, type SpliceInfo } from '../media/scte35.js';
+import type { MediaPlaylist, MediaSegment, RawTag } from '../../media/playlist-scanner.js';
+import { isVodPlaylist, parseAttributes } from '../../media/playlist-scanner.js';
+import { cueDirection, cueDurationSeconds, cueEventId, decodeScte35, type SpliceInfo } from '../../media/scte35.js';
 
 export type CueKind = 'cue-out' | 'cue-out-cont' | 'daterange' | 'oatcls' | 'splicepoint' | 'scte35-tag';
 

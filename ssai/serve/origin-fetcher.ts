@@ -3,8 +3,8 @@
 // refreshed it. What is derived from the text (the scanned playlist, its avails) is kept with it in `memo`, so every
 // session shares one parse per refresh.
 import { Agent, request } from 'undici';
-import { ssaiError, type SsaiError } from './errors.js';
-import type { OriginErrorReason } from './metrics.js';
+import { ssaiError, type SsaiError } from '../errors.js';
+import type { OriginErrorReason } from '../metrics.js';
 
 export type OriginOk = {
   ok: true;

@@ -1,12 +1,12 @@
 // Creatives prepared to match the content (issue 5 "Ad decisions", issue 19 point 1): each creative is prepared once
 // by the encoder per ladder, kept by creative key in this process and in the shared store, and read as URLs.
 import { LRUCache } from 'lru-cache';
-import { creativeKey, type PreparedCreative, type TargetLadder } from '../vod-encoder/prepare-creative.js';
-import type { VodResult } from '../vod-encoder/errors.js';
+import { creativeKey, type PreparedCreative, type TargetLadder } from '../../vod-encoder/prepare-creative.js';
+import type { VodResult } from '../../vod-encoder/errors.js';
 import { keys, type Rung } from './avail-record.js';
-import { h264Of, type ContentShape } from './content-shape.js';
-import { planOf, type CreativePlan } from './creative-plan.js';
-import type { SessionStore } from './session-store.js';
+import { h264Of, type ContentShape } from '../stitch/content-shape.js';
+import { planOf, type CreativePlan } from '../stitch/creative-plan.js';
+import type { SessionStore } from '../store/session-store.js';
 
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
 

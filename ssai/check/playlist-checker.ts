@@ -1,6 +1,6 @@
 // RFC 8216 conformance checks for media playlists, alone and across two successive reloads of a live window.
 // Used by tests of the proxy and by `engine check-playlist URL` (issue 5 point 5).
-import { parseAttributes, scanMediaPlaylist, type MediaPlaylist, type MediaSegment } from '../media/playlist-scanner.js';
+import { parseAttributes, scanMediaPlaylist, type MediaPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 
 export type FindingRule =
   | 'NOT_HLS' | 'MISSING_EXTM3U' | 'MISSING_TARGETDURATION' | 'SEGMENT_OVER_TARGET' | 'EXTINF_WITHOUT_URI' | 'URI_WITHOUT_EXTINF'

@@ -1,16 +1,16 @@
 // The ad routes a player reaches once a break is stitched (issue 5 "Playback"): /v1/segment redirects to the ad
 // media and fires the VAST beacons aside; /v1/tracking lists the breaks for client-side reporting.
-import { keys, type AvailRecord } from './avail-record.js';
-import type { AdPlanner } from './ad-planner.js';
-import type { CreativeTrack } from './creative-plan.js';
+import { keys, type AvailRecord } from '../decide/avail-record.js';
+import type { AdPlanner } from '../decide/ad-planner.js';
+import type { CreativeTrack } from '../stitch/creative-plan.js';
 import { trackFor } from './avail-placement.js';
 import { markKeysOf, type BeaconSender } from './beacons.js';
-import { ssaiError } from './errors.js';
+import { ssaiError } from '../errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
-import { adIdsOf, trackingOf } from './packed-tracking.js';
-import { isSessionStoreUnavailable, type SessionStore } from './session-store.js';
-import type { TrackingEvents } from './linear-ad.js';
+import { adIdsOf, trackingOf } from '../decide/packed-tracking.js';
+import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
+import type { TrackingEvents } from '../parse/linear-ad.js';
 
 /** The path of a /v1/segment request split on '/': ['', 'v1', 'segment', guid, session, availId, adIndex, n, segment]. */
 export type SegmentPath = [string, string, string, string, string, string, string, string, string];

@@ -3,8 +3,8 @@
 // segment boundary of the ENDLIST playlist, and its ads are inserted there (issue 19 point 2, as the managed services
 // do): every content segment stays and the stitched duration grows by the ads. A post-roll goes after the last segment.
 import { request } from 'undici';
-import type { Avail } from './cue-finder.js';
-import { isVodPlaylist, type MediaPlaylist } from '../media/playlist-scanner.js';
+import type { Avail } from '../parse/cue-finder.js';
+import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { fillAdServerUrl, parseVmap, type AdDecisionRequest, type VmapBreak } from './vast-decision.js';
 
 /** Id prefix of VMAP avails: the planner decides them from their own break's VAST. */

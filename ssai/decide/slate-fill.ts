@@ -1,13 +1,13 @@
 // Slate fill (issue 19 point 4): the part of a break the ads leave, or all of it when the decision failed or missed its
 // deadline, plays the configuration's slate image when the slate is prepared in time; otherwise the content resumes.
-import { creativeKey, type PreparedCreative, type TargetLadder } from '../vod-encoder/prepare-creative.js';
-import type { VodResult } from '../vod-encoder/errors.js';
+import { creativeKey, type PreparedCreative, type TargetLadder } from '../../vod-encoder/prepare-creative.js';
+import type { VodResult } from '../../vod-encoder/errors.js';
 import type { AvailRecord, SessionRecord } from './avail-record.js';
-import type { ContentShape } from './content-shape.js';
+import type { ContentShape } from '../stitch/content-shape.js';
 import { ladderOf, type CreativeCache } from './creative-cache.js';
-import type { CreativePlan } from './creative-plan.js';
-import type { Avail } from './cue-finder.js';
-import type { SsaiMetrics } from './metrics.js';
+import type { CreativePlan } from '../stitch/creative-plan.js';
+import type { Avail } from '../parse/cue-finder.js';
+import type { SsaiMetrics } from '../metrics.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 
 /** The encoder's prepareSlate: a still image held for `durationSec` with silence, as renditions of the ladder. */

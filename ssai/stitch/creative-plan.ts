@@ -1,7 +1,7 @@
 // A prepared creative as URLs of the served media store (issue 5 "Ad decisions"): what a decision's ads and slate
 // are stitched from, stored once per creative key and shared by every session.
 import path from 'node:path';
-import type { PreparedCreative } from '../vod-encoder/prepare-creative.js';
+import type { PreparedCreative } from '../../vod-encoder/prepare-creative.js';
 import type { VariantEntry } from './manifest-rewriter.js';
 
 export type CreativeTrack = { segments: Array<{ uri: string; duration: number }>; mapUri?: string; bandwidth: number; width?: number; height?: number };
