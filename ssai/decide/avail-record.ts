@@ -3,7 +3,8 @@
 import type { TrackingEvents } from '../parse/linear-ad.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 
-export type Rung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
+/** A video rendition of the content as its multivariant playlist lists it (the encoder's ladder rungs are vod-encoder's Rung). */
+export type ContentRung = { width: number; height: number; bandwidth: number; frameRate?: number; codecs?: string };
 
 export interface SessionRecord {
   id: string;
@@ -11,7 +12,7 @@ export interface SessionRecord {
   /** absolute origin URL of the playlist the session started from */
   origin: string;
   variants: VariantEntry[];
-  rungs: Rung[];
+  rungs: ContentRung[];
   playerParams: Record<string, string>;
   createdAt: number;
 }

@@ -3,7 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import { creativeKey, type PreparedCreative, type TargetLadder } from '../../vod-encoder/prepare-creative.js';
 import type { VodResult } from '../../vod-encoder/errors.js';
-import { keys, type Rung } from './avail-record.js';
+import { keys, type ContentRung } from './avail-record.js';
 import { h264Of, type ContentShape } from '../stitch/content-shape.js';
 import { planOf, type CreativePlan } from '../stitch/creative-plan.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -26,8 +26,8 @@ type CreativeState = { state: 'ready'; plan: CreativePlan } | { state: 'pending'
 const FAILED_RETRY_MS = 60_000;
 
 /** Ladder and shape of the content, for creatives prepared to match it (issue 19 point 1). */
-export function ladderOf(rungs: Rung[], segmentDurationSec: number, shape?: ContentShape): TargetLadder {
-  const byHeight = new Map<number, Rung>();
+export function ladderOf(rungs: ContentRung[], segmentDurationSec: number, shape?: ContentShape): TargetLadder {
+  const byHeight = new Map<number, ContentRung>();
   for (const r of rungs) if (r.width > 0 && r.height > 0 && !byHeight.has(r.height)) byHeight.set(r.height, r);
   const list = [...byHeight.values()].sort((a, b) => b.height - a.height);
   if (!list.length) list.push({ width: 1280, height: 720, bandwidth: 3_128_000 });
@@ -47,7 +47,7 @@ export function ladderOf(rungs: Rung[], segmentDurationSec: number, shape?: Cont
 export class CreativeCache {
   /** by creative key: bounded, a creative dropped here is read again from the store (or prepared again: cached on disk) */
   private readonly creatives = new LRUCache<string, CreativeState>({ max: 10_000 });
-  private readonly ladders = new WeakMap<Rung[], Map<string, TargetLadder>>();
+  private readonly ladders = new WeakMap<ContentRung[], Map<string, TargetLadder>>();
   private readonly creativeKeys = new WeakMap<TargetLadder, Map<string, string>>();
 
   constructor(private readonly deps: CreativeCacheDeps) {}
@@ -56,7 +56,7 @@ export class CreativeCache {
    * The ladder of a layout (rungs shared by its sessions) and shape, one object per combination: with it, a creative's
    * key is hashed once per ladder, not per decision (two SHA-1s of the ladder's JSON each: issue 19 point 4).
    */
-  ladderFor(rungs: Rung[], targetDuration: number, shape?: ContentShape): TargetLadder {
+  ladderFor(rungs: ContentRung[], targetDuration: number, shape?: ContentShape): TargetLadder {
     let byShape = this.ladders.get(rungs);
     if (!byShape) { byShape = new Map(); this.ladders.set(rungs, byShape); }
     const k = `${targetDuration} ${shape ? JSON.stringify(shape) : ''}`;

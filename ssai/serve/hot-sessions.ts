@@ -2,7 +2,7 @@
 // the store once, the store staying the source of truth.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { keys, retired, type AvailRecord, type Rung, type SessionRecord } from '../decide/avail-record.js';
+import { keys, retired, type AvailRecord, type ContentRung, type SessionRecord } from '../decide/avail-record.js';
 import { ssaiError, type SsaiError } from '../errors.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 import { exactArray, type SessionStore } from '../store/session-store.js';
@@ -16,7 +16,7 @@ import { contentRecord } from './store-outage.js';
  */
 type LayoutSession = Omit<SessionRecord, 'variants' | 'rungs'> & { layout: string };
 type StoredSession = LayoutSession | SessionRecord;
-export type Layout = { variants: VariantEntry[]; rungs: Rung[] };
+export type Layout = { variants: VariantEntry[]; rungs: ContentRung[] };
 const layoutKey = (hash: string) => `layout:${hash}`;
 
 /** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
@@ -47,7 +47,7 @@ class CachedSession implements HotSession, SessionRecord {
   get variants(): VariantEntry[] {
     return this.layout.variants;
   }
-  get rungs(): Rung[] {
+  get rungs(): ContentRung[] {
     return this.layout.rungs;
   }
   get playerParams(): Record<string, string> {

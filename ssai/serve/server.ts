@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AdinsertCache, AdinsertConfig } from '../../kernel/seams/adinserts.js';
-import { keys, type AvailRecord, type Rung, type SessionRecord } from '../decide/avail-record.js';
+import { keys, type AvailRecord, type ContentRung, type SessionRecord } from '../decide/avail-record.js';
 import type { AdPlanner } from '../decide/ad-planner.js';
 import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
@@ -131,7 +131,7 @@ function parsedMedia(result: OriginOk, metrics?: SsaiMetrics): ParsedMedia {
   });
 }
 
-function rungsOf(scanned: MultivariantPlaylist | undefined): Rung[] {
+function rungsOf(scanned: MultivariantPlaylist | undefined): ContentRung[] {
   if (!scanned) return [];
   return scanned.variants.map((v) => {
     const [w, h] = (v.resolution ?? '').split('x').map((x) => Number.parseInt(x, 10));
