@@ -14,6 +14,12 @@ export const SSAI_ERRORS = {
   SEGMENT_NOT_FOUND: { status: 404, message: 'The session has no ad segment at this address' },
   BAD_PLAYBACK_PATH: { status: 400, message: 'The playback path is malformed' },
   BAD_DELIVERY_DIRECTIVE: { status: 400, message: 'An LL-HLS delivery directive (_HLS_msn, _HLS_part) is malformed' },
+  /** issue 30: `ads.mode` / `insertionMode` names no insertion mode */
+  BAD_INSERTION_MODE: { status: 400, message: 'The insertion mode must be stitched or guided' },
+  /** issue 30: the configuration's insertion_mode_override is false and the session asked for the other mode */
+  INSERTION_MODE_FORBIDDEN: { status: 403, message: 'This ad-insertion configuration does not let a session choose its insertion mode' },
+  /** issue 30: an asset list of a break the stream does not (or no longer) list */
+  BREAK_NOT_FOUND: { status: 404, message: 'The stream lists no break with this id' },
   SESSION_BODY_TOO_LARGE: { status: 413, message: 'The session request body is larger than 64 KiB' },
   /** PostgreSQL is down and the configuration was never read by this process (issue 27); known ones are served from cache */
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable and this process has not seen this configuration yet' },

@@ -1,7 +1,7 @@
 // Prometheus metrics of the proxy (issue 5 point 4), on the engine's registry.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-export type PlaylistKind = 'master' | 'media' | 'session' | 'segment' | 'tracking';
+export type PlaylistKind = 'master' | 'media' | 'session' | 'segment' | 'tracking' | 'assets';
 export type OriginErrorReason = 'timeout' | 'http_4xx' | 'http_5xx' | 'connection' | 'not_hls' | 'too_large';
 
 export interface SsaiMetrics {

@@ -67,6 +67,8 @@ export interface Adinsert {
   sourceUrl: string;
   slateAd?: string;
   adServerMaxRps?: number;
+  insertionMode: 'stitched' | 'guided';
+  insertionModeOverride: boolean;
 }
 
 /** A broker channel (GET /broker/channels/{guid}). */

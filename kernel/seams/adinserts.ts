@@ -4,6 +4,10 @@
 export const ADINSERT_TYPES = ['live', 'broker'] as const;
 export type AdinsertType = (typeof ADINSERT_TYPES)[number];
 
+/** How a break reaches the viewer (issue 30): stitched into the playlist, or guided by HLS Interstitials. */
+export const INSERTION_MODES = ['stitched', 'guided'] as const;
+export type InsertionMode = (typeof INSERTION_MODES)[number];
+
 /** What the proxy and the live channels need: the stored record with its organization. */
 export interface AdinsertConfig {
   guid: string;
@@ -15,6 +19,10 @@ export interface AdinsertConfig {
   slateAd?: string;
   /** ad_server_max_rps: absent, no cap */
   adServerMaxRps?: number;
+  /** insertion_mode: how sessions get their breaks unless they choose (default stitched) */
+  insertionMode: InsertionMode;
+  /** insertion_mode_override: whether a session may choose the other mode (`ads.mode`; default true) */
+  insertionModeOverride: boolean;
   createdAt: number;
   updatedAt: number;
 }

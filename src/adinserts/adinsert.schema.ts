@@ -1,6 +1,6 @@
 // Ad-insertion configuration (spec 2.11, 4.6): write fields snake_case, read fields camelCase.
 import { z } from 'zod';
-import { ADINSERT_TYPES, type AdinsertConfig } from '../../kernel/seams/adinserts.js';
+import { ADINSERT_TYPES, INSERTION_MODES, type AdinsertConfig } from '../../kernel/seams/adinserts.js';
 
 /** http(s) URL; `[variables]` of the ad server template (DESIGN.md "Ad playback") are allowed anywhere. */
 function httpUrl(withVariables: boolean) {
@@ -16,7 +16,7 @@ function httpUrl(withVariables: boolean) {
 }
 
 // The record and its types are the seam other parts read (kernel/seams/adinserts.ts); re-exported here.
-export { ADINSERT_TYPES, type AdinsertConfig, type AdinsertType } from '../../kernel/seams/adinserts.js';
+export { ADINSERT_TYPES, INSERTION_MODES, type AdinsertConfig, type AdinsertType, type InsertionMode } from '../../kernel/seams/adinserts.js';
 
 const name = z.string().trim().min(1, 'required').max(200);
 const type = z.enum(ADINSERT_TYPES, { message: 'live or broker' });
@@ -27,6 +27,11 @@ const type = z.enum(ADINSERT_TYPES, { message: 'live or broker' });
 export const MAX_AD_SERVER_RPS = 100_000;
 const adServerMaxRps = z.number().int('a whole number of requests per second').min(1, 'at least 1').max(MAX_AD_SERVER_RPS, `at most ${MAX_AD_SERVER_RPS}`);
 
+/** issue 30: stitched (ads in the playlist) or guided (HLS Interstitials) */
+const insertionMode = z.enum(INSERTION_MODES, { message: 'stitched or guided' });
+/** whether a session may choose the other mode (`ads.mode=` on the playback URL, `insertionMode` in the session body) */
+const insertionModeOverride = z.boolean({ message: 'true or false' });
+
 export const adinsertCreateBody = z.object({
   name,
   slate_ad: httpUrl(false).optional(),
@@ -34,6 +39,8 @@ export const adinsertCreateBody = z.object({
   type,
   source_url: httpUrl(false),
   ad_server_max_rps: adServerMaxRps.optional(),
+  insertion_mode: insertionMode.optional(),
+  insertion_mode_override: insertionModeOverride.optional(),
 });
 export type AdinsertCreateInput = z.output<typeof adinsertCreateBody>;
 
@@ -46,6 +53,9 @@ export const adinsertUpdateBody = z.object({
   source_url: httpUrl(false).optional(),
   /** kept when absent, removed (no cap) with null */
   ad_server_max_rps: adServerMaxRps.nullable().optional(),
+  /** kept when absent */
+  insertion_mode: insertionMode.optional(),
+  insertion_mode_override: insertionModeOverride.optional(),
 });
 export type AdinsertUpdateInput = z.output<typeof adinsertUpdateBody>;
 
@@ -61,6 +71,8 @@ export const adinsertRead = z.object({
   sourceUrl: z.string(),
   slateAd: z.string().optional(),
   adServerMaxRps: z.number().int().optional(),
+  insertionMode: z.enum(INSERTION_MODES),
+  insertionModeOverride: z.boolean(),
 });
 export type AdinsertRead = z.output<typeof adinsertRead>;
 
@@ -73,7 +85,7 @@ export function toRead(config: AdinsertConfig, publicUrl: string): AdinsertRead 
   const read: AdinsertRead = {
     name: config.name, guid: config.guid, adServer: config.adServer, type: config.type,
     masterEndpoint: masterEndpoint(publicUrl, config.guid), createdAt: config.createdAt, updatedAt: config.updatedAt,
-    sourceUrl: config.sourceUrl,
+    sourceUrl: config.sourceUrl, insertionMode: config.insertionMode, insertionModeOverride: config.insertionModeOverride,
   };
   if (config.slateAd) read.slateAd = config.slateAd;
   if (config.adServerMaxRps !== undefined) read.adServerMaxRps = config.adServerMaxRps;

@@ -12,6 +12,10 @@ export interface AdinsertTable {
   slate_ad: string | null;
   /** migration 0011; null: no cap */
   ad_server_max_rps: number | null;
+  /** migration 0012; null: stitched */
+  insertion_mode?: string | null;
+  /** migration 0012; null: 1 (sessions may choose) */
+  insertion_mode_override?: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -25,7 +29,10 @@ declare module '../../kernel/store/database.js' {
 function toConfig(row: AdinsertTable): AdinsertConfig {
   const config: AdinsertConfig = {
     guid: row.id, organizationId: row.organization_id, name: row.name, adServer: row.ad_server,
-    type: row.type as AdinsertType, sourceUrl: row.source_url, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+    type: row.type as AdinsertType, sourceUrl: row.source_url,
+    insertionMode: row.insertion_mode === 'guided' ? 'guided' : 'stitched',
+    insertionModeOverride: row.insertion_mode_override === null || row.insertion_mode_override === undefined || Number(row.insertion_mode_override) !== 0,
+    createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
   };
   if (row.slate_ad) config.slateAd = row.slate_ad;
   if (row.ad_server_max_rps !== null && row.ad_server_max_rps !== undefined) config.adServerMaxRps = Number(row.ad_server_max_rps);
@@ -38,7 +45,8 @@ export class AdinsertStore {
   async create(organizationId: string, input: AdinsertCreateInput, now: number): Promise<AdinsertConfig> {
     const row: AdinsertTable = {
       id: newId(), organization_id: organizationId, name: input.name, ad_server: input.ad_server, type: input.type,
-      source_url: input.source_url, slate_ad: input.slate_ad ?? null, ad_server_max_rps: input.ad_server_max_rps ?? null, created_at: now, updated_at: now,
+      source_url: input.source_url, slate_ad: input.slate_ad ?? null, ad_server_max_rps: input.ad_server_max_rps ?? null,
+      insertion_mode: input.insertion_mode ?? null, insertion_mode_override: input.insertion_mode_override === undefined ? null : Number(input.insertion_mode_override), created_at: now, updated_at: now,
     };
     await this.db.insertInto('adinserts').values(row).execute();
     return toConfig(row);
@@ -65,6 +73,8 @@ export class AdinsertStore {
     if (input.source_url !== undefined) set.source_url = input.source_url;
     if (input.slate_ad !== undefined) set.slate_ad = input.slate_ad;
     if (input.ad_server_max_rps !== undefined) set.ad_server_max_rps = input.ad_server_max_rps;
+    if (input.insertion_mode !== undefined) set.insertion_mode = input.insertion_mode;
+    if (input.insertion_mode_override !== undefined) set.insertion_mode_override = Number(input.insertion_mode_override);
     const result = await this.db.updateTable('adinserts').set(set).where('organization_id', '=', organizationId).where('id', '=', guid).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }

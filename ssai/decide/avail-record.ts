@@ -14,6 +14,8 @@ export interface SessionRecord {
   variants: VariantEntry[];
   rungs: ContentRung[];
   playerParams: Record<string, string>;
+  /** 'guided': breaks reach the viewer as HLS Interstitials (issue 30); absent: stitched */
+  mode?: 'guided';
   createdAt: number;
 }
 

@@ -19,6 +19,9 @@ import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type Stitch
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
+import { AssetRoutes, relativeAssetListUri } from './asset-routes.js';
+import { guidedMediaPlaylist, LiveDateAnchors, VOD_DATE_BASE_MS } from '../stitch/interstitials.js';
+import type { InsertionMode } from '../../kernel/seams/adinserts.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
@@ -163,6 +166,9 @@ export function playbackPathIsClean(segments: readonly string[]): boolean {
 export class SsaiServer {
   private readonly sessions: HotSessions;
   private readonly ads: SegmentRoutes;
+  private readonly assetRoutes: AssetRoutes;
+  /** dates of guided live streams whose origin writes none (issue 30) */
+  private readonly liveDates = new LiveDateAnchors();
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
@@ -183,6 +189,7 @@ export class SsaiServer {
     this.plans = { plan: (key) => this.fallbacks.or(deps.planner.plan(key), undefined, 'read') };
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
+    this.assetRoutes = new AssetRoutes(this.sessions, deps.store, this.plans);
     this.decisions = new DecisionScheduler({
       planner: deps.planner, metrics: deps.metrics, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
@@ -234,6 +241,9 @@ export class SsaiServer {
       } else if (kind === 'session' && req.method === 'POST') {
         metricKind = 'session';
         reply = await this.session(req, segments[3] ?? '', segments.slice(4).join('/'), query);
+      } else if (kind === 'manifest' && req.method !== 'POST' && segments[5] === 'assets') {
+        metricKind = 'assets';
+        reply = await this.assets(segments, segments[3] ?? '', segments[4] ?? '');
       } else if (kind === 'manifest' && req.method !== 'POST') {
         metricKind = 'media';
         const file = segments[5] ?? '';
@@ -297,13 +307,13 @@ export class SsaiServer {
   }
 
   /** GET /v1/master/{guid}/{path}: a (new or given) session and the multivariant playlist pointing at our media routes. */
-  private async master(guid: string, rest: string, query: string, forced: { id: string; playerParams: Record<string, string> } | undefined): Promise<Reply> {
+  private async master(guid: string, rest: string, query: string, forced: { id: string; playerParams: Record<string, string>; mode?: string } | undefined): Promise<Reply> {
     const made = await this.startSession(guid, rest, query, forced);
     if ('kind' in made) return fail(made);
     return made.reply;
   }
 
-  private async startSession(guid: string, rest: string, query: string, forced?: { id: string; playerParams: Record<string, string> }):
+  private async startSession(guid: string, rest: string, query: string, forced?: { id: string; playerParams: Record<string, string>; mode?: string }):
     Promise<SsaiError | { reply: Reply; session: SessionRecord }> {
     const config = await this.config(guid);
     if ('kind' in config) return config;
@@ -321,7 +331,10 @@ export class SsaiServer {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    const playerParams = forced?.playerParams ?? existing?.playerParams ?? split.playerParams;
+    const { mode: askedMode, ...askedParams } = forced?.playerParams ?? split.playerParams;
+    const mode = insertionModeOf(config, forced?.mode ?? askedMode);
+    if (typeof mode !== 'string') return mode;
+    const playerParams = existing?.playerParams ?? askedParams;
     const base = `/v1/manifest/${guid}/${sid}`;
     const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
     let text: string;
@@ -340,7 +353,7 @@ export class SsaiServer {
     }
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
-    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
+    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), createdAt: this.deps.now() };
     try {
       if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
       await this.sessions.save(session, layout);
@@ -363,9 +376,11 @@ export class SsaiServer {
     if (body === undefined) return fail(ssaiError('SESSION_BODY_TOO_LARGE'));
     const split = splitQuery(query);
     let params: Record<string, string> = split.playerParams;
+    let bodyMode: string | undefined;
     if (body.trim()) {
       try {
-        const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown> };
+        const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown>; insertionMode?: unknown };
+        if (parsed.insertionMode !== undefined) bodyMode = String(parsed.insertionMode);
         params = { ...params };
         for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params[k] = String(v);
       } catch {
@@ -374,7 +389,7 @@ export class SsaiServer {
     }
     const id = randomUUID();
     const restQuery = split.rest;
-    const made = await this.startSession(guid, rest, restQuery, { id, playerParams: params });
+    const made = await this.startSession(guid, rest, restQuery, { id, playerParams: params, ...(bodyMode !== undefined ? { mode: bodyMode } : {}) });
     if ('kind' in made) return fail(made);
     return json(200, {
       manifestUrl: `/v1/master/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`,
@@ -439,6 +454,7 @@ export class SsaiServer {
     let pl = parsed.playlist;
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
+    if (session.mode === 'guided') return { reply: this.guided(fetched, parsed, entry, session, vod) };
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
     const renditionReportUri = (abs: string): string | undefined => {
       const bare = (u: string): string => u.split('?', 1)[0] ?? u;
@@ -640,6 +656,77 @@ export class SsaiServer {
     return running;
   }
 
+  /**
+   * A guided media playlist (issue 30): the origin's content as it is, an interstitial per break pointing at the
+   * viewer's asset list (a relative URL: the text names no viewer). Rendered once per origin fetch and track kind,
+   * whatever the audience; a CDN may hold a live one for half a target duration.
+   */
+  private guided(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean): Reply {
+    const pl = parsed.playlist;
+    const target = pl.targetDuration || 6;
+    const text = derive(fetched, `guided ${entry.kind}`, () => {
+      // rendition reports name the other renditions' playlists by their number, relative like the asset lists
+      const renditionReportUri = (abs: string): string | undefined => {
+        const other = session.variants.find((v) => v.uri === abs);
+        return other ? `${other.n}.m3u8` : undefined;
+      };
+      const passThrough = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: entry.kind, renditionReportUri }).text;
+      // the interstitials ride on the video playlists, whose dates players schedule them by
+      if (entry.kind !== 'video') return passThrough;
+      const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
+      const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
+      return guidedMediaPlaylist(passThrough, pl, parsed.avails, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
+    });
+    const reply = playlist(text, !vod);
+    if (!vod) reply.headers = { 'cache-control': `public, max-age=${Math.max(1, Math.floor(target / 2))}` };
+    return reply;
+  }
+
+  /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}.json, and the playlists of its assets (asset-routes.ts). */
+  private async assets(segments: string[], guid: string, sid: string): Promise<Reply> {
+    if (segments.length === 9) return this.assetRoutes.assetPlaylist(guid, sid, segments[6] ?? '', segments[7] ?? '', segments[8] ?? '');
+    const file = segments[6] ?? '';
+    if (segments.length !== 7 || !file.endsWith('.json')) return fail(ssaiError('BAD_PLAYBACK_PATH'));
+    let breakId: string;
+    try {
+      breakId = decodeURIComponent(file.slice(0, -'.json'.length));
+    } catch {
+      return fail(ssaiError('BAD_PLAYBACK_PATH', 'the break id is not valid percent-encoding'));
+    }
+    const config = await this.config(guid);
+    if ('kind' in config) return fail(config);
+    const hot = await this.sessions.load(guid, sid);
+    if ('kind' in hot) return fail(hot);
+    const record = await this.guidedDecision(config, hot, breakId);
+    return 'kind' in record ? fail(record) : AssetRoutes.assetList(guid, sid, record);
+  }
+
+  /**
+   * A guided break's decision for this viewer: the one made (on any rendition, reload or instance), else made now from
+   * the break as the stream's video playlist lists it, within the deadline a playlist has (then the late record).
+   */
+  private async guidedDecision(config: AdinsertConfig, hot: HotSession, breakId: string): Promise<AvailRecord | SsaiError> {
+    const session = hot.session;
+    const known = hot.records.find((r) => r.id === breakId);
+    if (known) return known;
+    mergeRecords(hot, await this.fallbacks.or(this.sessions.records(session.id), [], 'read'));
+    const stored = hot.records.find((r) => r.id === breakId);
+    if (stored) return stored;
+    const ref = referenceVideo(session.variants) ?? session.variants[0];
+    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+    if (fetched && !fetched.ok) return fetched.error;
+    const parsed = fetched ? parsedMedia(fetched, this.deps.metrics) : undefined;
+    const avail = parsed?.avails?.find((a) => a.id === breakId);
+    if (!parsed?.playlist || !avail) return ssaiError('BREAK_NOT_FOUND');
+    const target = parsed.playlist.targetDuration || 6;
+    // No store, no decision every proxy would agree on (issue 27): the break plays its content.
+    if (this.deps.store.available === false) { this.degrade(hot, avail, target); return hot.records.find((r) => r.id === breakId) ?? ssaiError('BREAK_NOT_FOUND'); }
+    const shape = await this.shapes.shapeOf(session.variants, parsed.playlist);
+    const decided = await this.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape });
+    await this.keepDecided(hot, decided);
+    return hot.records.find((r) => r.id === breakId) ?? decided;
+  }
+
   /** No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so. */
   private degrade(hot: HotSession, avail: Avail, target: number): void {
     this.fallbacks.count('decision');
@@ -678,6 +765,14 @@ function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: M
 
 /** A decision of a break in the window under way. */
 type Running = { avail: Avail; done: Promise<void> };
+
+/** A session's insertion mode: the one it asks for (`ads.mode`, the session body's insertionMode) where allowed. */
+function insertionModeOf(config: AdinsertConfig, asked: string | undefined): InsertionMode | SsaiError {
+  if (asked === undefined || asked === '') return config.insertionMode;
+  if (asked !== 'stitched' && asked !== 'guided') return ssaiError('BAD_INSERTION_MODE', `ads.mode (or insertionMode) must be stitched or guided, not ${JSON.stringify(asked.slice(0, 40))}`);
+  if (asked !== config.insertionMode && !config.insertionModeOverride) return ssaiError('INSERTION_MODE_FORBIDDEN');
+  return asked;
+}
 
 /**
  * Content segments a live playlist lists at least before a break still being decided, to end there (issue 28 point

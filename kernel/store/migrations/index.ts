@@ -9,6 +9,7 @@ import * as m0008 from './0008-notifications.js';
 import * as m0009 from './0009-hardening.js';
 import * as m0010 from './0010-channel-commands.js';
 import * as m0011 from './0011-adinsert-ad-server-rate.js';
+import * as m0012 from './0012-adinsert-insertion-mode.js';
 
 /** Every migration, in order. A resource adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0009-hardening': m0009,
   '0010-channel-commands': m0010,
   '0011-adinsert-ad-server-rate': m0011,
+  '0012-adinsert-insertion-mode': m0012,
 };

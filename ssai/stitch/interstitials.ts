@@ -1,0 +1,150 @@
+// Server-guided ad insertion (issue 30): a media playlist that keeps the origin's content and points players at each
+// break with an HLS Interstitial (`EXT-X-DATERANGE` of CLASS "com.apple.hls.interstitial", RFC 8216bis appendix D),
+// whose per-viewer asset list the player fetches. Pure: no I/O, no clock. The text names no viewer, so every viewer
+// of a stream gets the same bytes (the asset list's URL is relative: it resolves under each viewer's playlist URL).
+import type { MediaPlaylist } from '../../media/playlist-scanner.js';
+import type { Avail } from '../parse/cue-finder.js';
+
+export const INTERSTITIAL_CLASS = 'com.apple.hls.interstitial';
+
+/**
+ * Program date-times a playlist without them is given (the interstitials' START-DATE needs them): a VOD counts from a
+ * fixed date (2000-01-01, not 1970: players take a zero date for none); a live window from an anchor the caller keeps.
+ */
+export const VOD_DATE_BASE_MS = Date.UTC(2000, 0, 1);
+
+export interface GuidedOptions {
+  /** the asset list of a break, relative to the media playlist's URL */
+  assetListUri: (breakId: string) => string;
+  /**
+   * The date of the window's first segment where the origin gives none (see VOD_DATE_BASE_MS, LiveDateAnchors);
+   * undefined when the origin's playlist has its own program date-times.
+   */
+  firstSegmentMs?: number;
+}
+
+/** A break as an interstitial places it: its id, start date, length in seconds and whether that length is planned. */
+export interface InterstitialBreak { id: string; startMs: number; durationSec: number; planned: boolean }
+
+/** Characters an attribute's quoted string cannot hold (RFC 8216 §4.2: no quote, CR or LF). */
+const unquotable = /["\r\n]/g;
+
+/** The segments' dates: the origin's, or counted from `firstSegmentMs` through the durations (undefined: none known). */
+export function segmentDates(pl: MediaPlaylist, firstSegmentMs?: number): Array<number | undefined> {
+  if (firstSegmentMs === undefined) return pl.segments.map((s) => s.pdtMs);
+  let at = firstSegmentMs;
+  return pl.segments.map((s) => {
+    const here = at;
+    at += s.duration * 1000;
+    return here;
+  });
+}
+
+/**
+ * The breaks of a playlist an interstitial can announce: each with its start date (the cue's, else its first
+ * segment's). A live break whose start left the window is not announced again (a player joining inside it plays the
+ * content), nor is one whose start the dates cannot place.
+ */
+export function interstitialBreaks(pl: MediaPlaylist, avails: readonly Avail[], dates: ReadonlyArray<number | undefined>): InterstitialBreak[] {
+  const first = pl.segments[0];
+  if (!first) return [];
+  const out: InterstitialBreak[] = [];
+  const seen = new Set<string>();
+  for (const a of avails) {
+    if (seen.has(a.id)) continue;
+    let startMs: number | undefined;
+    const k = a.startSegmentIndex - first.mediaSequence;
+    if (k >= 0 && k < pl.segments.length) startMs = dates[k];
+    else if (k >= pl.segments.length) {
+      // announced ahead: the cue's date, else counted on from the window's end
+      const lastDate = dates[pl.segments.length - 1];
+      const last = pl.segments[pl.segments.length - 1]!;
+      startMs = a.startPdtMs ?? (lastDate === undefined ? undefined : lastDate + (last.duration + (k - pl.segments.length) * (a.slotDuration || pl.targetDuration)) * 1000);
+    }
+    if (startMs === undefined) continue;
+    seen.add(a.id);
+    out.push({ id: a.id, startMs, durationSec: a.duration, planned: !a.durationFromCue && a.open });
+  }
+  return out;
+}
+
+/** One interstitial's date range. Live: the break's content is skipped (resume after it); VOD: the ads are inserted. */
+export function interstitialDateRange(b: InterstitialBreak, live: boolean, assetListUri: string): string {
+  const attrs = [
+    `ID="${b.id.replace(unquotable, '')}"`,
+    `CLASS="${INTERSTITIAL_CLASS}"`,
+    `START-DATE="${new Date(b.startMs).toISOString()}"`,
+    `${b.planned ? 'PLANNED-DURATION' : 'DURATION'}=${round3(b.durationSec)}`,
+    `X-ASSET-LIST="${assetListUri.replace(unquotable, '')}"`,
+    `X-RESUME-OFFSET=${live ? round3(b.durationSec) : 0}`,
+    // live: the break starts and ends on segment boundaries of the primary; neither may be skipped past
+    ...(live ? ['X-SNAP="OUT,IN"'] : []),
+    'X-RESTRICT="SKIP,JUMP"',
+  ];
+  return `#EXT-X-DATERANGE:${attrs.join(',')}`;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+/**
+ * The guided playlist: `passThrough` (the origin playlist as the proxy passes it on, one `#EXTINF` per segment of
+ * `pl`, in order) with program date-times where the origin has none and an interstitial per break, placed before the
+ * first segment.
+ */
+export function guidedMediaPlaylist(passThrough: string, pl: MediaPlaylist, avails: readonly Avail[], opts: GuidedOptions): string {
+  const dates = segmentDates(pl, opts.firstSegmentMs);
+  const live = !pl.endList;
+  const ranges = interstitialBreaks(pl, avails, dates).map((b) => interstitialDateRange(b, live, opts.assetListUri(b.id)));
+  if (!ranges.length && opts.firstSegmentMs === undefined) return passThrough;
+  const lines = passThrough.split('\n');
+  const out: string[] = [];
+  let k = 0;
+  for (const line of lines) {
+    if (line.startsWith('#EXTINF')) {
+      if (k === 0) out.push(...ranges);
+      // a date on the first segment and after each discontinuity (where a player's count of dates restarts)
+      const seg = pl.segments[k];
+      if (opts.firstSegmentMs !== undefined && seg && (k === 0 || seg.discontinuity)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(dates[k]!).toISOString()}`);
+      k++;
+    }
+    out.push(line);
+  }
+  return out.join('\n');
+}
+
+/**
+ * Dates for a live origin without program date-times, kept per stream in this process: the first window seen is
+ * dated from the clock, every later one from a segment both share, so dates never jump while the windows overlap.
+ * (Another proxy process dates the same stream from its own clock: guided live sessions of such origins stay on one
+ * process, or the origin writes EXT-X-PROGRAM-DATE-TIME, as packagers do.)
+ */
+export class LiveDateAnchors {
+  private readonly anchors = new Map<string, { sequence: number; ms: number }>();
+  constructor(private readonly max = 10_000) {}
+
+  /** The date of the window's first segment; `nowMs` dates the window's end when the stream is new here. */
+  firstSegmentMs(stream: string, pl: MediaPlaylist, nowMs: number): number {
+    const first = pl.segments[0];
+    if (!first) return nowMs;
+    const known = this.anchors.get(stream);
+    let ms: number | undefined;
+    if (known) {
+      // walk from the anchor to the first segment through the durations of the segments this window lists
+      const k = known.sequence - first.mediaSequence;
+      if (k >= 0 && k < pl.segments.length) {
+        ms = known.ms;
+        for (let i = 0; i < k; i++) ms -= pl.segments[i]!.duration * 1000;
+      }
+    }
+    if (ms === undefined) ms = nowMs - pl.segments.reduce((t, s) => t + s.duration, 0) * 1000;
+    // the anchor moves to the window's last segment: the next window still lists it
+    const last = pl.segments[pl.segments.length - 1]!;
+    let lastMs = ms;
+    for (let i = 0; i < pl.segments.length - 1; i++) lastMs += pl.segments[i]!.duration * 1000;
+    if (!known && this.anchors.size >= this.max) this.anchors.delete(this.anchors.keys().next().value!);
+    this.anchors.set(stream, { sequence: last.mediaSequence, ms: lastMs });
+    return ms;
+  }
+}
