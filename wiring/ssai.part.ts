@@ -122,6 +122,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         metrics: runtime.metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
         sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000, decisionDeadlineMs: options.decisionDeadlineMs ?? 1500,
         cutBeforeUndecidedBreaks: options.cutBeforeUndecidedBreaks === true,
+        publicUrl: () => ctx.config.publicUrl,
       });
       return server.handler();
     },

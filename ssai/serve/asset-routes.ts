@@ -11,8 +11,6 @@ import type { HotSession, HotSessions } from './hot-sessions.js';
 import { fail, json, playlist, type Reply } from './http-reply.js';
 import type { SessionStore } from '../store/session-store.js';
 
-/** The URL path of a guided break's asset list, under the viewer's media playlists (so the playlists name no viewer). */
-export const assetListPath = (guid: string, sid: string, breakId: string): string => `/v1/manifest/${guid}/${sid}/assets/${encodeURIComponent(breakId)}.json`;
 /** The asset list's URI as a media playlist at /v1/manifest/{guid}/{sid}/{n}.m3u8 names it: relative. */
 export const relativeAssetListUri = (breakId: string): string => `assets/${encodeURIComponent(breakId)}.json`;
 
@@ -30,9 +28,12 @@ export class AssetRoutes {
     private readonly planner: Pick<AdPlanner, 'plan'>,
   ) {}
 
-  /** The answer to a guided break's asset list: this viewer's ads of it, each an HLS stream (`[]`: the content plays). */
-  static assetList(guid: string, sid: string, record: AvailRecord): Reply {
-    const base = `/v1/manifest/${guid}/${sid}/assets/${encodeURIComponent(record.id)}`;
+  /**
+   * The answer to a guided break's asset list: this viewer's ads of it, each an HLS stream (`[]`: the content plays),
+   * under `sessionBase` (the session's /v1/manifest URL, absolute: hls.js loads an asset URI as it is).
+   */
+  static assetList(sessionBase: string, record: AvailRecord): Reply {
+    const base = `${sessionBase}/assets/${encodeURIComponent(record.id)}`;
     const reply = json(200, { ASSETS: record.ads.map((ad, i) => ({ URI: `${base}/${i}/master.m3u8`, DURATION: ad.duration })) });
     reply.headers = { 'cache-control': 'no-store' };
     return reply;

@@ -20,7 +20,7 @@ import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { AssetRoutes, relativeAssetListUri } from './asset-routes.js';
-import { guidedMediaPlaylist, LiveDateAnchors, VOD_DATE_BASE_MS } from '../stitch/interstitials.js';
+import { AnnouncedBreaks, guidedMediaPlaylist, interstitialBreaks, LiveDateAnchors, segmentDates, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
 import type { InsertionMode } from '../../kernel/seams/adinserts.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
@@ -41,6 +41,8 @@ export interface SsaiServerDeps {
   decisionDeadlineMs?: number;
   /** a plain live reload ends before a break still being decided instead of waiting for it (see cutBefore) */
   cutBeforeUndecidedBreaks?: boolean;
+  /** the engine's public URL: guided asset URIs are absolute (hls.js resolves an asset's URI against nothing) */
+  publicUrl?: () => string;
 }
 
 const EMPTY_VTT = 'WEBVTT\n\n';
@@ -169,6 +171,8 @@ export class SsaiServer {
   private readonly assetRoutes: AssetRoutes;
   /** dates of guided live streams whose origin writes none (issue 30) */
   private readonly liveDates = new LiveDateAnchors();
+  /** the start dates of the guided breaks announced, by stream (issue 30) */
+  private readonly announced = new AnnouncedBreaks();
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
@@ -673,13 +677,23 @@ export class SsaiServer {
       const passThrough = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: entry.kind, renditionReportUri }).text;
       // the interstitials ride on the video playlists, whose dates players schedule them by
       if (entry.kind !== 'video') return passThrough;
-      const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-      const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
-      return guidedMediaPlaylist(passThrough, pl, parsed.avails, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
+      const { firstSegmentMs, breaks } = this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, vod);
+      return guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
     });
     const reply = playlist(text, !vod);
     if (!vod) reply.headers = { 'cache-control': `public, max-age=${Math.max(1, Math.floor(target / 2))}` };
     return reply;
+  }
+
+  /** A guided playlist's dates (where the origin has none) and breaks: once per origin fetch. */
+  private guidedBreaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean): { firstSegmentMs?: number; breaks: InterstitialBreak[] } {
+    return derive(fetched, 'guided breaks', () => {
+      const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
+      const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
+      const breaks = interstitialBreaks(pl, avails, segmentDates(pl, firstSegmentMs), vod ? undefined : (ms, slotMs) => this.announced.near(session.origin, ms, slotMs));
+      if (!vod) this.announced.remember(session.origin, breaks);
+      return { ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}), breaks };
+    });
   }
 
   /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}.json, and the playlists of its assets (asset-routes.ts). */
@@ -698,7 +712,7 @@ export class SsaiServer {
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
     const record = await this.guidedDecision(config, hot, breakId);
-    return 'kind' in record ? fail(record) : AssetRoutes.assetList(guid, sid, record);
+    return 'kind' in record ? fail(record) : AssetRoutes.assetList(`${this.deps.publicUrl?.() ?? ''}/v1/manifest/${guid}/${sid}`, record);
   }
 
   /**
@@ -716,8 +730,11 @@ export class SsaiServer {
     const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
     if (fetched && !fetched.ok) return fetched.error;
     const parsed = fetched ? parsedMedia(fetched, this.deps.metrics) : undefined;
-    const avail = parsed?.avails?.find((a) => a.id === breakId);
-    if (!parsed?.playlist || !avail) return ssaiError('BREAK_NOT_FOUND');
+    if (!fetched || !parsed?.playlist) return ssaiError('BREAK_NOT_FOUND');
+    // the break as the interstitial named it (by its start), decided under that name
+    const found = this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, isVodPlaylist(parsed.playlist)).breaks.find((b) => b.id === breakId);
+    if (!found) return ssaiError('BREAK_NOT_FOUND');
+    const avail: Avail = { ...found.avail, id: breakId };
     const target = parsed.playlist.targetDuration || 6;
     // No store, no decision every proxy would agree on (issue 27): the break plays its content.
     if (this.deps.store.available === false) { this.degrade(hot, avail, target); return hot.records.find((r) => r.id === breakId) ?? ssaiError('BREAK_NOT_FOUND'); }

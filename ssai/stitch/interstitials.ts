@@ -23,8 +23,16 @@ export interface GuidedOptions {
   firstSegmentMs?: number;
 }
 
-/** A break as an interstitial places it: its id, start date, length in seconds and whether that length is planned. */
-export interface InterstitialBreak { id: string; startMs: number; durationSec: number; planned: boolean }
+/**
+ * A break as an interstitial places it: its id, start date, length in seconds, whether that length is planned, and
+ * the cue it comes from. The id is the start date: a cue's own id can change while the break is in the window (a
+ * CUE-OUT alone at the edge is named by its date, a reload later by the CONT's SCTE-35 event id), and a player takes
+ * an interstitial whose id changed for another break.
+ */
+export interface InterstitialBreak { id: string; startMs: number; durationSec: number; planned: boolean; avail: Avail }
+
+/** The interstitial id of a break starting at `startMs`. */
+export const interstitialId = (startMs: number): string => `break-${Math.round(startMs)}`;
 
 /** Characters an attribute's quoted string cannot hold (RFC 8216 §4.2: no quote, CR or LF). */
 const unquotable = /["\r\n]/g;
@@ -41,29 +49,45 @@ export function segmentDates(pl: MediaPlaylist, firstSegmentMs?: number): Array<
 }
 
 /**
- * The breaks of a playlist an interstitial can announce: each with its start date (the cue's, else its first
- * segment's). A live break whose start left the window is not announced again (a player joining inside it plays the
- * content), nor is one whose start the dates cannot place.
+ * Segments a live break stays announced after its end left the window: a player behind the edge may still be in it,
+ * and a player drops an interstitial that leaves the playlist while it plays.
  */
-export function interstitialBreaks(pl: MediaPlaylist, avails: readonly Avail[], dates: ReadonlyArray<number | undefined>): InterstitialBreak[] {
+const KEEP_AFTER_END_SEGMENTS = 3;
+
+/**
+ * The breaks of a playlist an interstitial can announce: each with its start date (its first segment's, else the
+ * cue's). A live break whose start left the window stays announced, at the date it had (`known`: the start a break
+ * was announced with, near an estimate), while its cues are in the window and its end is less than
+ * KEEP_AFTER_END_SEGMENTS behind the window's start.
+ */
+export function interstitialBreaks(pl: MediaPlaylist, avails: readonly Avail[], dates: ReadonlyArray<number | undefined>,
+  known?: (estimateMs: number, slotMs: number) => number | undefined): InterstitialBreak[] {
   const first = pl.segments[0];
   if (!first) return [];
+  const windowStart = dates[0];
   const out: InterstitialBreak[] = [];
   const seen = new Set<string>();
   for (const a of avails) {
-    if (seen.has(a.id)) continue;
     let startMs: number | undefined;
     const k = a.startSegmentIndex - first.mediaSequence;
+    const slotMs = (a.slotDuration || pl.targetDuration) * 1000;
     if (k >= 0 && k < pl.segments.length) startMs = dates[k];
-    else if (k >= pl.segments.length) {
+    else if (k < 0) {
+      // slid out: the date it was announced with (a cue's elapsed time or the estimate from the numbering may be off)
+      const estimate = a.startPdtMs ?? (windowStart === undefined ? undefined : windowStart + k * slotMs);
+      startMs = estimate === undefined ? undefined : known?.(estimate, slotMs) ?? estimate;
+      if (startMs !== undefined && windowStart !== undefined && startMs + a.duration * 1000 + KEEP_AFTER_END_SEGMENTS * slotMs <= windowStart) continue;
+    } else {
       // announced ahead: the cue's date, else counted on from the window's end
       const lastDate = dates[pl.segments.length - 1];
       const last = pl.segments[pl.segments.length - 1]!;
       startMs = a.startPdtMs ?? (lastDate === undefined ? undefined : lastDate + (last.duration + (k - pl.segments.length) * (a.slotDuration || pl.targetDuration)) * 1000);
     }
     if (startMs === undefined) continue;
-    seen.add(a.id);
-    out.push({ id: a.id, startMs, durationSec: a.duration, planned: !a.durationFromCue && a.open });
+    const id = interstitialId(startMs);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ id, startMs, durationSec: a.duration, planned: !a.durationFromCue && a.open, avail: a });
   }
   return out;
 }
@@ -71,7 +95,7 @@ export function interstitialBreaks(pl: MediaPlaylist, avails: readonly Avail[], 
 /** One interstitial's date range. Live: the break's content is skipped (resume after it); VOD: the ads are inserted. */
 export function interstitialDateRange(b: InterstitialBreak, live: boolean, assetListUri: string): string {
   const attrs = [
-    `ID="${b.id.replace(unquotable, '')}"`,
+    `ID="${b.id}"`,
     `CLASS="${INTERSTITIAL_CLASS}"`,
     `START-DATE="${new Date(b.startMs).toISOString()}"`,
     `${b.planned ? 'PLANNED-DURATION' : 'DURATION'}=${round3(b.durationSec)}`,
@@ -93,10 +117,10 @@ function round3(x: number): number {
  * `pl`, in order) with program date-times where the origin has none and an interstitial per break, placed before the
  * first segment.
  */
-export function guidedMediaPlaylist(passThrough: string, pl: MediaPlaylist, avails: readonly Avail[], opts: GuidedOptions): string {
+export function guidedMediaPlaylist(passThrough: string, pl: MediaPlaylist, breaks: readonly InterstitialBreak[], opts: GuidedOptions): string {
   const dates = segmentDates(pl, opts.firstSegmentMs);
   const live = !pl.endList;
-  const ranges = interstitialBreaks(pl, avails, dates).map((b) => interstitialDateRange(b, live, opts.assetListUri(b.id)));
+  const ranges = breaks.map((b) => interstitialDateRange(b, live, opts.assetListUri(b.id)));
   if (!ranges.length && opts.firstSegmentMs === undefined) return passThrough;
   const lines = passThrough.split('\n');
   const out: string[] = [];
@@ -112,6 +136,31 @@ export function guidedMediaPlaylist(passThrough: string, pl: MediaPlaylist, avai
     out.push(line);
   }
   return out.join('\n');
+}
+
+/**
+ * The start dates of the breaks announced per live stream in this process, so a break whose start left the window
+ * keeps the date (and so the id) players know it by.
+ */
+export class AnnouncedBreaks {
+  private readonly starts = new Map<string, number[]>();
+  constructor(private readonly max = 10_000, private readonly perStream = 16) {}
+
+  remember(stream: string, breaks: readonly InterstitialBreak[]): void {
+    if (!breaks.length) return;
+    let list = this.starts.get(stream);
+    if (!list) {
+      if (this.starts.size >= this.max) this.starts.delete(this.starts.keys().next().value!);
+      this.starts.set(stream, list = []);
+    }
+    for (const b of breaks) if (!list.includes(b.startMs)) list.push(b.startMs);
+    if (list.length > this.perStream) list.splice(0, list.length - this.perStream);
+  }
+
+  /** The start announced for this stream within half a slot of the estimate. */
+  near(stream: string, estimateMs: number, slotMs: number): number | undefined {
+    return this.starts.get(stream)?.find((ms) => Math.abs(ms - estimateMs) < slotMs / 2);
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../../media/playlist-scanner.js';
 import { findAvails } from '../../../ssai/parse/cue-finder.js';
-import { guidedMediaPlaylist, INTERSTITIAL_CLASS, LiveDateAnchors, VOD_DATE_BASE_MS } from '../../../ssai/stitch/interstitials.js';
+import { AnnouncedBreaks, guidedMediaPlaylist, INTERSTITIAL_CLASS, interstitialBreaks, LiveDateAnchors, segmentDates, VOD_DATE_BASE_MS, type InterstitialBreak } from '../../../ssai/stitch/interstitials.js';
 
 /** A live window of `count` segments from `first`, of varying lengths, a CUE-OUT of 8 s at sequence `cueAt`. */
 function liveWindow(first: number, count: number, cueAt: number, opts: { dates: boolean }): string {
@@ -23,6 +23,7 @@ function liveWindow(first: number, count: number, cueAt: number, opts: { dates: 
 }
 
 const scan = (text: string): MediaPlaylist => scanMediaPlaylist(text).playlist!;
+const breaksOf = (pl: MediaPlaylist, firstSegmentMs?: number): InterstitialBreak[] => interstitialBreaks(pl, findAvails(pl).avails, segmentDates(pl, firstSegmentMs));
 const dateRanges = (text: string): string[] => text.split('\n').filter((l) => l.includes(INTERSTITIAL_CLASS));
 const added = (text: string): Set<string> => new Set(text.split('\n').filter((l) => l.includes(INTERSTITIAL_CLASS) || l.startsWith('#EXT-X-PROGRAM-DATE-TIME')));
 
@@ -32,19 +33,42 @@ describe('guided media playlists', () => {
       for (const cueAt of [first - 2, first, first + 3, first + 5, first + 9]) {
         const text = liveWindow(first, 8, cueAt, { dates: true });
         const pl = scan(text);
-        const out = guidedMediaPlaylist(text, pl, findAvails(pl).avails, { assetListUri: (id) => `assets/${id}.json` });
+        const out = guidedMediaPlaylist(text, pl, breaksOf(pl), { assetListUri: (id) => `assets/${id}.json` });
         // nothing but the date ranges is added, nothing removed or reordered
         expect(out.split('\n').filter((l) => !l.includes(INTERSTITIAL_CLASS))).toEqual(text.split('\n'));
         const ranges = dateRanges(out);
+        // a break whose start slid out stays announced (see the next test); one ahead of the window is not listed
         const visible = cueAt >= first && cueAt < first + 8;
-        expect(ranges.length, `window ${first}, cue at ${cueAt}`).toBe(visible ? 1 : 0);
+        if (cueAt < 0) continue;
+        expect(ranges.length, `window ${first}, cue at ${cueAt}`).toBe(cueAt < first + 8 ? 1 : 0);
         if (!visible) continue;
         const start = /START-DATE="([^"]+)"/.exec(ranges[0]!)![1]!;
         expect(Date.parse(start)).toBe(pl.segments.find((s) => s.mediaSequence === cueAt)!.pdtMs);
         expect(ranges[0]).toContain('X-RESUME-OFFSET=8');
         expect(ranges[0]).toContain(`X-ASSET-LIST="assets/`);
+        // named by its start date: the same break keeps its id whatever its cue's id
+        expect(ranges[0]).toContain(`ID="break-${Date.parse(start)}"`);
       }
     }
+  });
+
+  it('keeps a break announced under one id from its first sight while the window lists any of it', () => {
+    const announced = new AnnouncedBreaks();
+    const cueAt = 20;
+    const ids = new Set<string>();
+    let lastSeen = -1;
+    for (let first = 10; first < 40; first++) {
+      const text = liveWindow(first, 8, cueAt, { dates: true });
+      const pl = scan(text);
+      const breaks = interstitialBreaks(pl, findAvails(pl).avails, segmentDates(pl), (ms, slot) => announced.near('s', ms, slot));
+      announced.remember('s', breaks);
+      for (const b of breaks) ids.add(b.id);
+      if (breaks.length) lastSeen = first;
+      if (first >= cueAt - 7 && first <= cueAt) expect(breaks.length, `window from ${first}`).toBe(1);
+    }
+    expect([...ids]).toHaveLength(1);
+    // the break's last segment is 23, the CUE-IN on 24: announced while a window lists any of the break's segments
+    expect(lastSeen).toBe(cueAt + 3);
   });
 
   it('dates a live window without dates continuously across reloads, whatever the clock says', () => {
@@ -56,7 +80,7 @@ describe('guided media playlists', () => {
       const pl = scan(text);
       clock += 7_777; // the clock drifts from the media: dates follow the media once anchored
       const firstMs = anchors.firstSegmentMs('stream', pl, clock);
-      const out = guidedMediaPlaylist(text, pl, findAvails(pl).avails, { assetListUri: (id) => id, firstSegmentMs: firstMs });
+      const out = guidedMediaPlaylist(text, pl, breaksOf(pl, firstMs), { assetListUri: (id) => id, firstSegmentMs: firstMs });
       const dated = scan(out);
       const dates = new Map(dated.segments.map((s) => [s.mediaSequence, s.pdtMs!]));
       if (previous) for (const [seq, ms] of dates) if (previous.has(seq)) expect(ms, `segment ${seq}`).toBe(previous.get(seq));
@@ -69,7 +93,7 @@ describe('guided media playlists', () => {
   it('dates a VOD from the fixed base and inserts its breaks (resume offset 0)', () => {
     const text = `${liveWindow(0, 10, 4, { dates: false })}#EXT-X-ENDLIST\n`;
     const pl = scan(text);
-    const out = guidedMediaPlaylist(text, pl, findAvails(pl).avails, { assetListUri: (id) => id, firstSegmentMs: VOD_DATE_BASE_MS });
+    const out = guidedMediaPlaylist(text, pl, breaksOf(pl, VOD_DATE_BASE_MS), { assetListUri: (id) => id, firstSegmentMs: VOD_DATE_BASE_MS });
     const dated = scan(out);
     expect(dated.segments[0]!.pdtMs).toBe(VOD_DATE_BASE_MS);
     const [range] = dateRanges(out);
