@@ -7,7 +7,8 @@ export type FindingRule =
   | 'DATERANGE_WITHOUT_PDT' | 'DATERANGE_INCOMPLETE' | 'NO_SEGMENTS' | 'TS_SEGMENT_UNDER_MAP' | 'SEGMENT_WITHOUT_AUDIO'
   | 'MEDIA_SEQUENCE_DECREASED' | 'MEDIA_SEQUENCE_MISMATCH' | 'DISCONTINUITY_SEQUENCE_DECREASED' | 'DISCONTINUITY_SEQUENCE_MISMATCH' | 'DISCONTINUITY_NOT_BUMPED'
   | 'TARGETDURATION_CHANGED' | 'ENDLIST_REMOVED' | 'ENDED_PLAYLIST_CHANGED' | 'EVENT_SEGMENTS_REMOVED' | 'SEGMENT_CHANGED'
-  | 'HOLD_BACK_TOO_SMALL' | 'PART_HOLD_BACK_TOO_SMALL';
+  | 'HOLD_BACK_TOO_SMALL' | 'PART_HOLD_BACK_TOO_SMALL'
+  | 'INTERSTITIAL_ID_DUPLICATE' | 'INTERSTITIAL_WITHOUT_ASSET' | 'INTERSTITIAL_BAD_DATE' | 'INTERSTITIAL_OUTSIDE_PLAYLIST';
 export type Finding = { rule: FindingRule; severity: 'error' | 'warning'; message: string; line: number };
 
 const err = (rule: FindingRule, message: string, line = 0): Finding => ({ rule, severity: 'error', message, line });
@@ -65,15 +66,48 @@ export function checkMediaPlaylist(text: string): Finding[] {
   }
   if (!playlist.segments.length && !playlist.endList) findings.push({ rule: 'NO_SEGMENTS', severity: 'warning', message: 'a live playlist without segments', line: 0 });
   const hasPdt = playlist.segments.some((s) => s.programDateTime !== undefined);
+  const interstitials: Array<{ a: Record<string, string>; line: number }> = [];
   for (const s of playlist.segments) {
     for (const t of s.tags) {
       if (t.name !== 'EXT-X-DATERANGE') continue;
       if (!hasPdt) findings.push(err('DATERANGE_WITHOUT_PDT', 'a playlist with EXT-X-DATERANGE must carry EXT-X-PROGRAM-DATE-TIME (RFC 8216 §4.3.2.7)', t.line));
       const a = parseAttributes(t.value);
       if (!a.ID || !a['START-DATE']) findings.push(err('DATERANGE_INCOMPLETE', 'EXT-X-DATERANGE needs ID and START-DATE', t.line));
+      if (a.CLASS === INTERSTITIAL_CLASS) interstitials.push({ a, line: t.line });
     }
   }
+  findings.push(...checkInterstitials(playlist, interstitials));
   return findings;
+}
+
+const INTERSTITIAL_CLASS = 'com.apple.hls.interstitial';
+
+/**
+ * HLS Interstitials (RFC 8216bis appendix D, issue 30): each id once, exactly one of X-ASSET-URI and X-ASSET-LIST, a
+ * START-DATE that is a date; one outside the playlist's dates (before its first segment or after its end) is a
+ * warning: a live break whose start slid out stays announced while the player may be in it, one ahead is announced early.
+ */
+function checkInterstitials(playlist: MediaPlaylist, found: Array<{ a: Record<string, string>; line: number }>): Finding[] {
+  const out: Finding[] = [];
+  const ids = new Set<string>();
+  const dated = playlist.segments.filter((s) => s.pdtMs !== undefined);
+  const first = dated[0]?.pdtMs;
+  const lastSeg = dated[dated.length - 1];
+  const end = lastSeg?.pdtMs === undefined ? undefined : lastSeg.pdtMs + lastSeg.duration * 1000;
+  for (const { a, line } of found) {
+    const id = a.ID ?? '';
+    if (ids.has(id)) out.push(err('INTERSTITIAL_ID_DUPLICATE', `interstitial ID "${id}" appears twice: a player takes both for one break (RFC 8216bis §4.4.5.1)`, line));
+    ids.add(id);
+    const assets = (a['X-ASSET-URI'] !== undefined ? 1 : 0) + (a['X-ASSET-LIST'] !== undefined ? 1 : 0);
+    if (assets !== 1) out.push(err('INTERSTITIAL_WITHOUT_ASSET', `interstitial "${id}" needs exactly one of X-ASSET-URI and X-ASSET-LIST (RFC 8216bis appendix D.2), has ${assets}`, line));
+    const start = Date.parse(a['START-DATE'] ?? '');
+    if (Number.isNaN(start)) { out.push(err('INTERSTITIAL_BAD_DATE', `interstitial "${id}" has no valid START-DATE`, line)); continue; }
+    if (a.CUE && /\b(PRE|POST)\b/.test(a.CUE)) continue; // played before or after the whole presentation
+    if (first !== undefined && end !== undefined && (start < first || start > end)) {
+      out.push({ rule: 'INTERSTITIAL_OUTSIDE_PLAYLIST', severity: 'warning', message: `interstitial "${id}" starts at ${a['START-DATE']}, outside the playlist's dates`, line });
+    }
+  }
+  return out;
 }
 
 const keyOf = (s: MediaSegment): string => `${s.uri} ${s.byteRange ?? ''}`;

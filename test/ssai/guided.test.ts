@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { INTERSTITIAL_CLASS } from '../../ssai/stitch/interstitials.js';
+import { checkMediaPlaylist } from '../../ssai/check/playlist-checker.js';
 import { segmentUris, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 
 type Assets = { ASSETS: Array<{ URI: string; DURATION: number }> };
@@ -56,6 +57,7 @@ describe('server-guided ad insertion (HLS Interstitials)', () => {
     const uris = segmentUris(ra.text);
     expect(uris.length).toBeGreaterThan(0);
     expect(uris.every((u) => u.startsWith(h.origin.url))).toBe(true);
+    expect(checkMediaPlaylist(ra.text).filter((f) => f.severity === 'error')).toEqual([]);
     const found = interstitials(ra.text);
     expect(found.size).toBe(1);
     const [id, attrs] = [...found][0]!;
@@ -115,6 +117,7 @@ describe('server-guided ad insertion (HLS Interstitials)', () => {
       const r = await h.get(s.video[0]!);
       const pl = scanMediaPlaylist(r.text).playlist!;
       expect(pl.endList).toBe(true);
+      expect(checkMediaPlaylist(r.text)).toEqual([]);
       expect(pl.segments.length).toBe(CLIP_SEGMENTS);
       expect(pl.segments[0]!.pdtMs).toBe(Date.UTC(2000, 0, 1));
       const found = [...interstitials(r.text).values()];

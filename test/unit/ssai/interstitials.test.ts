@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { scanMediaPlaylist, type MediaPlaylist } from '../../../media/playlist-scanner.js';
 import { findAvails } from '../../../ssai/parse/cue-finder.js';
+import { checkMediaPlaylist } from '../../../ssai/check/playlist-checker.js';
 import { AnnouncedBreaks, guidedMediaPlaylist, INTERSTITIAL_CLASS, interstitialBreaks, LiveDateAnchors, segmentDates, VOD_DATE_BASE_MS, type InterstitialBreak } from '../../../ssai/stitch/interstitials.js';
 
 /** A live window of `count` segments from `first`, of varying lengths, a CUE-OUT of 8 s at sequence `cueAt`. */
@@ -100,5 +101,26 @@ describe('guided media playlists', () => {
     expect(range).toContain('X-RESUME-OFFSET=0');
     expect(range).not.toContain('X-SNAP');
     expect(Date.parse(/START-DATE="([^"]+)"/.exec(range!)![1]!)).toBe(dated.segments[4]!.pdtMs);
+  });
+
+  it('writes playlists check-playlist finds no error in, and check-playlist names each broken interstitial', () => {
+    for (let first = 0; first < 12; first += 4) {
+      const text = liveWindow(first, 8, first + 2, { dates: true });
+      const pl = scan(text);
+      const out = guidedMediaPlaylist(text, pl, breaksOf(pl), { assetListUri: (id) => `assets/${id}.json` });
+      expect(checkMediaPlaylist(out).filter((f) => f.severity === 'error')).toEqual([]);
+    }
+    const text = liveWindow(0, 8, 2, { dates: true });
+    const start = new Date(Date.UTC(2026, 0, 1) + 4500).toISOString();
+    const broken = text.replace('#EXTINF', [
+      `#EXT-X-DATERANGE:ID="a",CLASS="${INTERSTITIAL_CLASS}",START-DATE="${start}",DURATION=4,X-ASSET-LIST="a.json"`,
+      `#EXT-X-DATERANGE:ID="a",CLASS="${INTERSTITIAL_CLASS}",START-DATE="${start}",DURATION=4,X-ASSET-LIST="b.json"`,
+      `#EXT-X-DATERANGE:ID="b",CLASS="${INTERSTITIAL_CLASS}",START-DATE="${start}",DURATION=4`,
+      `#EXT-X-DATERANGE:ID="c",CLASS="${INTERSTITIAL_CLASS}",START-DATE="2030-01-01T00:00:00Z",DURATION=4,X-ASSET-URI="c.m3u8"`,
+      `#EXT-X-DATERANGE:ID="d",CLASS="${INTERSTITIAL_CLASS}",START-DATE="2030-01-01T00:00:00Z",CUE="POST",X-ASSET-URI="d.m3u8"`,
+      '#EXTINF',
+    ].join('\n'));
+    const rules = checkMediaPlaylist(broken).map((f) => `${f.rule}:${f.severity}`);
+    expect(rules.sort()).toEqual(['INTERSTITIAL_ID_DUPLICATE:error', 'INTERSTITIAL_OUTSIDE_PLAYLIST:warning', 'INTERSTITIAL_WITHOUT_ASSET:error']);
   });
 });
