@@ -458,7 +458,10 @@ export class SsaiServer {
     let pl = parsed.playlist;
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
-    if (session.mode === 'guided') return { reply: this.guided(fetched, parsed, entry, session, vod) };
+    if (session.mode === 'guided') {
+      if (!vod && entry.kind === 'video') this.prefetchGuided(fetched, parsed, hot, config.adServer);
+      return { reply: this.guided(fetched, parsed, entry, session, vod) };
+    }
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
     const renditionReportUri = (abs: string): string | undefined => {
       const bare = (u: string): string => u.split('?', 1)[0] ?? u;
@@ -685,15 +688,45 @@ export class SsaiServer {
     return reply;
   }
 
-  /** A guided playlist's dates (where the origin has none) and breaks: once per origin fetch. */
-  private guidedBreaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean): { firstSegmentMs?: number; breaks: InterstitialBreak[] } {
+  /** A guided playlist's dates (where the origin has none), breaks and the date its window ends: once per origin fetch. */
+  private guidedBreaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean):
+    { firstSegmentMs?: number; breaks: InterstitialBreak[]; windowEndMs?: number } {
     return derive(fetched, 'guided breaks', () => {
       const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
       const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
-      const breaks = interstitialBreaks(pl, avails, segmentDates(pl, firstSegmentMs), vod ? undefined : (ms, slotMs) => this.announced.near(session.origin, ms, slotMs));
+      const dates = segmentDates(pl, firstSegmentMs);
+      const breaks = interstitialBreaks(pl, avails, dates, vod ? undefined : (ms, slotMs) => this.announced.near(session.origin, ms, slotMs));
       if (!vod) this.announced.remember(session.origin, breaks);
-      return { ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}), breaks };
+      const last = pl.segments[pl.segments.length - 1];
+      const lastDate = dates[dates.length - 1];
+      return { ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}), breaks,
+        ...(last && lastDate !== undefined ? { windowEndMs: lastDate + last.duration * 1000 } : {}) };
     });
+  }
+
+  /**
+   * Breaks announced ahead of a guided viewer's window are decided in the background within their lead (issue 30
+   * point 3, as the stitched mode does): the asset list then answers at once, and the ad server sees the decisions
+   * spread over the lead (and under the configuration's cap). Named by their interstitial id, as the asset list asks.
+   */
+  private prefetchGuided(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, hot: HotSession, adServer: string): void {
+    if (this.deps.store.available === false) return;
+    const pl = parsed.playlist;
+    const last = pl.segments[pl.segments.length - 1];
+    if (!last) return;
+    const { breaks, windowEndMs } = this.guidedBreaks(fetched, pl, parsed.avails, hot.session, false);
+    const sid = hot.session.id;
+    const ahead = breaks.filter((b) => b.avail.startSegmentIndex > last.mediaSequence
+      && !hot.records.some((r) => r.id === b.id) && !this.decisions.isPending(sid, b.id));
+    if (!ahead.length) return;
+    const target = pl.targetDuration || 6;
+    void (async () => {
+      const shape = await this.shapes.shapeOf(hot.session.variants, pl);
+      for (const b of ahead) {
+        const leadMs = windowEndMs === undefined ? (b.avail.startSegmentIndex - last.mediaSequence - 1) * target * 1000 : b.startMs - windowEndMs;
+        this.decisions.ahead({ session: hot.session, adServer, avail: { ...b.avail, id: b.id }, targetDuration: target, shape }, leadMs);
+      }
+    })().catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid }, 'a guided break could not be prefetched'));
   }
 
   /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}.json, and the playlists of its assets (asset-routes.ts). */

@@ -161,6 +161,30 @@ describe('server-guided ad insertion (HLS Interstitials)', () => {
     expect(segmentUris(guidedMedia.text).every((u) => u.startsWith(h.origin.url))).toBe(true);
   });
 
+  it('decides a break announced ahead before the player asks for its asset list, once', async () => {
+    h.origin.cueForm = 'daterange-ahead';
+    try {
+      // the window ends two segments before the fourth loop's break, which is announced four segments ahead
+      h.origin.position = (3 * CLIP_SEGMENTS + BREAK_START - 2) * SEGMENT_SECONDS;
+      const s = await guidedSession('live/master.m3u8');
+      const sid = s.video[0]!.split('/')[4]!;
+      const text = (await h.get(s.video[0]!)).text;
+      const [, attrs] = [...interstitials(text)][0]!;
+      const pl = scanMediaPlaylist(text).playlist!;
+      const last = pl.segments[pl.segments.length - 1]!;
+      expect(Date.parse(attrs['START-DATE']!)).toBeGreaterThanOrEqual(last.pdtMs! + last.duration * 1000);
+      const asked = () => h.vast.requests.filter((r) => r.query.get('sid') === sid).length;
+      // decided in the background within the lead (a few seconds here): waited for as an event, not a time budget
+      for (let i = 0; i < 300 && asked() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(asked(), 'the ad server was asked before the asset list was').toBe(1);
+      const list = JSON.parse((await h.get(new URL(attrs['X-ASSET-LIST']!, `${h.engine.url}${s.video[0]}`).href)).text) as Assets;
+      expect(list.ASSETS.length).toBe(2);
+      expect(asked()).toBe(1);
+    } finally {
+      h.origin.cueForm = 'cue-out';
+    }
+  });
+
   it('answers 404 BREAK_NOT_FOUND for an asset list of a break the stream does not list', async () => {
     const s = await guidedSession('live/master.m3u8');
     const r = await h.get(s.video[0]!.replace(/\/\d+\.m3u8$/, '/assets/nope.json'));
