@@ -15,6 +15,9 @@
 // SSAI_CAPACITY_CUT=1: playlists end before a break still being decided instead of waiting (the ssai part's
 // cutBeforeUndecidedBreaks, off by default).
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU and decisions by second of the break cycle.
+// SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
+// shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
+// asset lists answered with ads.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -44,6 +47,8 @@ type LoadResult = {
   measureFromWallMs: number;
   /** (unless SSAI_CAPACITY_SEGMENTS=0) the ad segments fetched as players do (their redirects fire the beacons), measured part */
   segments?: { sent: number; errors: number; p50Ms: number; p99Ms: number };
+  /** guided viewers: the asset lists fetched (one per viewer and break), measured part; filled: answered with ads */
+  assetLists?: { sent: number; errors: number; filled: number; p50Ms: number; p99Ms: number };
 };
 
 /**
@@ -130,6 +135,26 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const fetchedByViewer: string[][] = withSegments ? Array.from({ length: viewers }, () => []) : [];
   const segmentLatencies: number[] = [];
   let segmentsSent = 0, segmentErrors = 0;
+  // Guided viewers (issue 30): each break's asset list once per viewer, resolved against its media playlist's URL.
+  const lastAssetList: string[] = new Array(viewers).fill('');
+  const assetListLatencies: number[] = [];
+  let assetListsSent = 0, assetListErrors = 0, assetListsFilled = 0;
+  const fetchAssetLists = (i: number, text: string, measured: boolean): void => {
+    for (const m of text.matchAll(/X-ASSET-LIST="([^"]+)"/g)) {
+      const uri = media[i]!.slice(0, media[i]!.lastIndexOf('/') + 1) + m[1]!;
+      if (lastAssetList[i] === uri || lastAssetList[i]! > uri) continue; // asked already (ids grow with the break's date)
+      lastAssetList[i] = uri;
+      const t = performance.now();
+      if (measured) assetListsSent++;
+      void pool.request({ path: uri, method: 'GET' }).then(async (r) => {
+        const body = await r.body.text();
+        if (!measured) return;
+        if (r.statusCode !== 200) assetListErrors++;
+        else if (body.includes('"URI"')) assetListsFilled++;
+        assetListLatencies.push(performance.now() - t);
+      }, () => { if (measured) assetListErrors++; });
+    }
+  };
   const fetchSegments = (i: number, text: string, measured: boolean): void => {
     const uris = text.split('\n').filter((l) => l && !l.startsWith('#')).slice(-3);
     const seen = fetchedByViewer[i]!;
@@ -166,6 +191,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
         failed = r.status !== 200;
         ads = r.text.includes('/v1/segment/');
         if (withSegments && ads) fetchSegments(i, r.text, measured);
+        if (r.status === 200 && r.text.includes('X-ASSET-LIST')) { ads = true; fetchAssetLists(i, r.text, measured); }
       } catch {
         failed = true;
         if (measured) statuses.error = (statuses.error ?? 0) + 1;
@@ -216,7 +242,9 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const ramp = { seconds: rampMs / 1000, sent: rampSent, p50Ms: quantile(rampLatencies, 0.5), p99Ms: quantile(rampLatencies, 0.99), maxMs: quantile(rampLatencies, 1) };
   segmentLatencies.sort((a, b) => a - b);
   const segments = withSegments ? { sent: segmentsSent, errors: segmentErrors, p50Ms: quantile(segmentLatencies, 0.5), p99Ms: quantile(segmentLatencies, 0.99) } : undefined;
-  const result: LoadResult = { ...(segments ? { segments } : {}), viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
+  assetListLatencies.sort((a, b) => a - b);
+  const assetLists = assetListsSent ? { sent: assetListsSent, errors: assetListErrors, filled: assetListsFilled, p50Ms: quantile(assetListLatencies, 0.5), p99Ms: quantile(assetListLatencies, 0.99) } : undefined;
+  const result: LoadResult = { ...(segments ? { segments } : {}), ...(assetLists ? { assetLists } : {}), viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);
@@ -262,7 +290,8 @@ async function main(): Promise<void> {
     const worldCpuMs = () => procCpuMs(`/proc/${w.proc.pid}/stat`);
     const mainThreadCpuMs = () => procCpuMs(`/proc/${process.pid}/task/${process.pid}/stat`);
 
-    for (const viewers of levels) {
+    const modes = (process.env.SSAI_CAPACITY_MODES ?? 'stitched').split(',');
+    for (const viewers of levels) for (const mode of modes) {
       // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
       const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, cutBeforeUndecidedBreaks: process.env.SSAI_CAPACITY_CUT === '1', env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
       const auth = { Authorization: (await engine.login()).IdToken };
@@ -296,7 +325,7 @@ async function main(): Promise<void> {
           samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
         })();
       }, 500) : undefined;
-      const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8`);
+      const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8${mode === 'guided' ? '?ads.mode=guided' : ''}`);
       const stallsOfEngine = engineStalls.stop();
       if (sampler) {
         clearInterval(sampler);
@@ -323,7 +352,7 @@ async function main(): Promise<void> {
       // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
       const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
       const run = {
-        cueForm, viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
+        cueForm, mode, viewers, ratePerSecond: Math.round(viewers / (PERIOD_MS / 1000)), proxy, baseline,
         // the engine's own event-loop stalls over 50 ms, ms from the load generator's start (sessions, ramp, run)
         engineStalls: stallsOfEngine,
         fill: availSeconds > 0 ? Math.round((filledSeconds / availSeconds) * 1000) / 1000 : null, availSeconds, filledSeconds,
@@ -366,11 +395,12 @@ async function main(): Promise<void> {
     const cpu = r.cpuMs as { engine: number; engineMainThread: number; load: number; world: number; wallMs: number };
     const share = (ms: number) => Math.round((ms / cpu.wallMs) * 100) / 100;
     const worst = Math.max(...p.bySecond.map((x) => x.p99Ms));
-    return `| ${r.cueForm} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+    const lists = p.assetLists ? ` (asset lists p99 ${p.assetLists.p99Ms} ms, ${p.assetLists.filled} of ${p.assetLists.sent} with ads)` : '';
+    return `| ${r.cueForm} | ${r.mode} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill}${lists} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
   };
   await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
-    + `Command: \`NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForms.join(',')} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
-    + '| cues | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + `Command: \`${process.env.SSAI_CAPACITY_MODES ? `SSAI_CAPACITY_MODES=${process.env.SSAI_CAPACITY_MODES} ` : ''}NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForms.join(',')} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
+    + '| cues | mode | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     + runs.map(row).join('')
     + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
     + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc.\n');
