@@ -20,7 +20,7 @@ import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { AssetRoutes, relativeAssetListUri } from './asset-routes.js';
-import { AnnouncedBreaks, guidedMediaPlaylist, interstitialBreaks, LiveDateAnchors, segmentDates, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
+import { AnnouncedBreaks, guidedMediaPlaylist, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
 import type { InsertionMode } from '../../kernel/seams/adinserts.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
@@ -460,6 +460,8 @@ export class SsaiServer {
     const vod = isVodPlaylist(pl);
     if (session.mode === 'guided') {
       if (!vod && entry.kind === 'video') this.prefetchGuided(fetched, parsed, hot, config.adServer);
+      // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
+      if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guidedVmap(fetched, parsed.playlist, entry, session, config.adServer) };
       return { reply: this.guided(fetched, parsed, entry, session, vod) };
     }
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
@@ -688,6 +690,22 @@ export class SsaiServer {
     return reply;
   }
 
+  /** A guided VOD without cues: the content and an interstitial per break of the session's VMAP (none: the content). */
+  private async guidedVmap(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, adServer: string): Promise<Reply> {
+    const passThrough = this.guided(fetched, { playlist: pl, avails: [] }, { ...entry, kind: 'audio' }, session, true).body;
+    const breaks = await this.vmapBreaks(pl, session, adServer);
+    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
+    const text = guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(dated ? {} : { firstSegmentMs: VOD_DATE_BASE_MS }) });
+    return playlist(text, false);
+  }
+
+  /** The VMAP breaks of a guided VOD session as interstitials (the store away: none, the content plays). */
+  private async vmapBreaks(pl: MediaPlaylist, session: SessionRecord, adServer: string): Promise<InterstitialBreak[]> {
+    const avails = await this.fallbacks.or(this.deps.planner.vmapAvails(session, adServer, pl), [], 'read');
+    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
+    return vmapInterstitials(pl, avails, segmentDates(pl, dated ? undefined : VOD_DATE_BASE_MS));
+  }
+
   /** A guided playlist's dates (where the origin has none), breaks and the date its window ends: once per origin fetch. */
   private guidedBreaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean):
     { firstSegmentMs?: number; breaks: InterstitialBreak[]; windowEndMs?: number } {
@@ -764,8 +782,10 @@ export class SsaiServer {
     if (fetched && !fetched.ok) return fetched.error;
     const parsed = fetched ? parsedMedia(fetched, this.deps.metrics) : undefined;
     if (!fetched || !parsed?.playlist) return ssaiError('BREAK_NOT_FOUND');
-    // the break as the interstitial named it (by its start), decided under that name
-    const found = this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, isVodPlaylist(parsed.playlist)).breaks.find((b) => b.id === breakId);
+    // the break as the interstitial named it (by its start), decided under that name; a VOD without cues: its VMAP's
+    const vod = isVodPlaylist(parsed.playlist);
+    const found = vod && !parsed.avails.length ? (await this.vmapBreaks(parsed.playlist, session, config.adServer)).find((b) => b.id === breakId)
+      : this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, vod).breaks.find((b) => b.id === breakId);
     if (!found) return ssaiError('BREAK_NOT_FOUND');
     const avail: Avail = { ...found.avail, id: breakId };
     const target = parsed.playlist.targetDuration || 6;

@@ -29,7 +29,11 @@ export interface GuidedOptions {
  * CUE-OUT alone at the edge is named by its date, a reload later by the CONT's SCTE-35 event id), and a player takes
  * an interstitial whose id changed for another break.
  */
-export interface InterstitialBreak { id: string; startMs: number; durationSec: number; planned: boolean; avail: Avail }
+export interface InterstitialBreak {
+  id: string; startMs: number; durationSec: number; planned: boolean; avail: Avail;
+  /** a VOD's VMAP pre-roll (played before the content) or post-roll (after it) */
+  cue?: 'PRE' | 'POST';
+}
 
 /** The interstitial id of a break starting at `startMs`. */
 export const interstitialId = (startMs: number): string => `break-${Math.round(startMs)}`;
@@ -46,6 +50,28 @@ export function segmentDates(pl: MediaPlaylist, firstSegmentMs?: number): Array<
     at += s.duration * 1000;
     return here;
   });
+}
+
+/**
+ * The VOD breaks of a VMAP (issue 30: `CUE="PRE"` for a pre-roll, `CUE="POST"` for a post-roll, a mid-roll at its
+ * offset), inserted (the content stays). Their ids are the VMAP avails' own: stable per session, as the VMAP is.
+ */
+export function vmapInterstitials(pl: MediaPlaylist, avails: readonly Avail[], dates: ReadonlyArray<number | undefined>): InterstitialBreak[] {
+  const first = pl.segments[0];
+  const last = pl.segments[pl.segments.length - 1];
+  const lastDate = dates[dates.length - 1];
+  if (!first || !last || lastDate === undefined) return [];
+  const endMs = lastDate + last.duration * 1000;
+  const out: InterstitialBreak[] = [];
+  for (const a of avails) {
+    const k = a.startSegmentIndex - first.mediaSequence;
+    const post = k >= pl.segments.length;
+    const pre = k <= 0 && (a.contentOffsetSeconds ?? 0) === 0;
+    const startMs = post ? endMs : dates[Math.max(0, k)];
+    if (startMs === undefined) continue;
+    out.push({ id: a.id, startMs, durationSec: a.duration, planned: false, avail: a, ...(pre ? { cue: 'PRE' as const } : post ? { cue: 'POST' as const } : {}) });
+  }
+  return out;
 }
 
 /**
@@ -95,10 +121,12 @@ export function interstitialBreaks(pl: MediaPlaylist, avails: readonly Avail[], 
 /** One interstitial's date range. Live: the break's content is skipped (resume after it); VOD: the ads are inserted. */
 export function interstitialDateRange(b: InterstitialBreak, live: boolean, assetListUri: string): string {
   const attrs = [
-    `ID="${b.id}"`,
+    `ID="${b.id.replace(unquotable, '')}"`,
     `CLASS="${INTERSTITIAL_CLASS}"`,
     `START-DATE="${new Date(b.startMs).toISOString()}"`,
-    `${b.planned ? 'PLANNED-DURATION' : 'DURATION'}=${round3(b.durationSec)}`,
+    ...(b.cue ? [`CUE="${b.cue}"`] : []),
+    // a VMAP break's length is known once decided: the asset list gives it
+    ...(b.durationSec > 0 ? [`${b.planned ? 'PLANNED-DURATION' : 'DURATION'}=${round3(b.durationSec)}`] : []),
     `X-ASSET-LIST="${assetListUri.replace(unquotable, '')}"`,
     `X-RESUME-OFFSET=${live ? round3(b.durationSec) : 0}`,
     // live: the break starts and ends on segment boundaries of the primary; neither may be skipped past

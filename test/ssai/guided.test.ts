@@ -129,6 +129,27 @@ describe('server-guided ad insertion (HLS Interstitials)', () => {
     }
   });
 
+  it('announces the VMAP pre-roll of a VOD, mid-rolls and post-roll (CUE="PRE", "POST") where the origin has no cues', async () => {
+    const vmapGuid = await h.configure('/vmap', { type: 'broker' });
+    h.origin.cueForm = 'none';
+    try {
+      const master = await h.get(`/v1/master/${vmapGuid}/vod/master.m3u8?ads.mode=guided`);
+      const video = scanMultivariantPlaylist(master.text).playlist!.variants[0]!.uri;
+      const r = await h.get(video);
+      expect(checkMediaPlaylist(r.text).filter((f) => f.severity === 'error')).toEqual([]);
+      expect(segmentUris(r.text).every((u) => u.startsWith(h.origin.url))).toBe(true);
+      const found = [...interstitials(r.text).values()];
+      expect(found.map((a) => a.CUE ?? '')).toEqual(['PRE', '', '', 'POST']);
+      expect(found.every((a) => a['X-RESUME-OFFSET'] === '0')).toBe(true);
+      const pre = JSON.parse((await h.get(new URL(found[0]!['X-ASSET-LIST']!, `${h.engine.url}${video}`).href)).text) as Assets;
+      expect(pre.ASSETS.map((x) => x.DURATION)).toEqual([6]); // the pre-roll's inline VAST: ad a
+      // the session's playlist is the same on a reload (its VMAP is asked once)
+      expect((await h.get(video)).text).toBe(r.text);
+    } finally {
+      h.origin.cueForm = 'cue-out';
+    }
+  });
+
   it('takes the mode from the configuration, lets a session choose unless the configuration forbids it, and names a bad mode', async () => {
     const created = await h.engine.api('POST', '/broker/adinserts', {
       headers: h.auth,
