@@ -55,8 +55,8 @@ export interface SsaiPartOptions {
   decisionDeadlineMs?: number;
   /**
    * A plain live reload ends before a break whose decision is still running instead of waiting for it (issue 28
-   * point 2; ssai/serve/server.ts cutBefore). Off by default for now: a virtual channel played in hls.js stalled with it
-   * (test/e2e/linear-playback.test.ts, not yet understood); the capacity bench and its own tests turn it on.
+   * point 2; ssai/serve/server.ts cutBefore, cutRoomMs). Off by default for now; the capacity bench and its own tests turn
+   * it on, and SSAI_TEST_CUT=1 the proxy tests (test/ssai/setup.ts) and test/e2e/linear-{playback,ads-reloads}.test.ts.
    */
   cutBeforeUndecidedBreaks?: boolean;
 }

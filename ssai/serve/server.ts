@@ -600,9 +600,11 @@ export class SsaiServer {
     const last = pl.segments[pl.segments.length - 1];
     const deciding: Array<Promise<void>> = [];
     const running: Running[] = [];
-    // A break can end the playlist only when its cue came with its first segment (nothing of it was listed before)
-    // and enough content precedes it for a player's start (three target durations behind the end).
-    const cuttable = (a: Avail): boolean => mayCut && a.startVisible && a.startSegmentIndex >= (pl.segments[0]?.mediaSequence ?? 0) + MIN_SEGMENTS_BEFORE_CUT;
+    // A break can end the playlist only when its cue came with its first segment (nothing of it was listed before),
+    // enough content precedes it for a player's start (three target durations behind the end), and it starts at the
+    // live edge: a player takes the end of the playlist for the live edge, and one that ended far before the origin's
+    // (a viewer joining with several breaks of the window undecided) leaps on the next reload (cutRoomMs).
+    const cuttable = (a: Avail): boolean => mayCut && a.startVisible && cutRoomMs(pl, a, target) > 0;
     // LL-HLS: the segment in progress is listed (its parts or preload hint) and is decided now, so that no part of it
     // is announced as content before its ads replace it (hls.js: "media sequence mismatch").
     const edge = last ? last.mediaSequence + (pl.trailingLines.some((t) => t.name === 'EXT-X-PART' || t.name === 'EXT-X-PRELOAD-HINT') ? 1 : 0) : 0;
@@ -640,10 +642,10 @@ export class SsaiServer {
       // No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so.
       if (this.deps.store.available === false) { this.degrade(hot, avail, target); continue; }
       // In the window: an early decision still on its way joins this one (the planner runs one per avail). One this
-      // playlist does not wait for has until the break is too close to end a playlist before it (one target duration
-      // a segment) before it falls back; the configured deadline is what a playlist waits.
+      // playlist does not wait for has until the break is too close to end a playlist before it (cutRoomMs) before it
+      // falls back; the configured deadline is what a playlist waits.
       const cut = cuttable(avail);
-      const roomMs = cut ? (avail.startSegmentIndex - (pl.segments[0]?.mediaSequence ?? 0) - MIN_SEGMENTS_BEFORE_CUT + 1) * target * 1000 : 0;
+      const roomMs = cut ? cutRoomMs(pl, avail, target) : 0;
       const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
         .then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target));
       const under = { avail, done, task };
@@ -851,6 +853,32 @@ function insertionModeOf(config: AdinsertConfig, asked: string | undefined): Ins
  * the break's segments were never listed as content (its cue came with its first segment).
  */
 const MIN_SEGMENTS_BEFORE_CUT = 3;
+
+/**
+ * Target durations of media a playlist ended before a break may hold back from the end of the origin's window: a
+ * player takes the end of a live playlist for the live edge and starts, or stays, three target durations behind it.
+ * When the break's ads are listed the end moves on by what was held back (and the time the decision took); a leap of
+ * a few target durations is what a late reload gives too, while one of minutes (a playlist ended at the first of
+ * several breaks of a joining viewer's window) is a player far behind live: hls.js seeks to live over what it had
+ * buffered (liveMaxLatencyDuration), or plays minutes late.
+ */
+const MAX_TARGETS_HELD_BACK = 3;
+
+/**
+ * How long a playlist may still end before `a` (ms, 0: not at all): until the break is too close to the window's
+ * start (MIN_SEGMENTS_BEFORE_CUT), and until what is listed from its start on (held back from the player) exceeds
+ * MAX_TARGETS_HELD_BACK target durations, counted in seconds (a window's segments need not be of one length).
+ */
+function cutRoomMs(pl: MediaPlaylist, a: Avail, target: number): number {
+  const first = pl.segments[0];
+  if (!first) return 0;
+  const beforeStart = (a.startSegmentIndex - first.mediaSequence - MIN_SEGMENTS_BEFORE_CUT + 1) * target;
+  let heldBack = 0;
+  for (const s of pl.segments) if (s.mediaSequence >= a.startSegmentIndex) heldBack += s.duration;
+  // (EXTINF values a little over the target duration, 4.011 for 4, still count as one each)
+  const untilHeldBack = (MAX_TARGETS_HELD_BACK + 1) * target - Math.round(heldBack / target) * target;
+  return Math.max(0, Math.min(beforeStart, untilHeldBack)) * 1000;
+}
 
 /**
  * Where a playlist ends before the breaks of `running` (the first segment of the earliest one in this playlist's

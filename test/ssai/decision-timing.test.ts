@@ -2,11 +2,28 @@
 // playlists at the break start wait for nothing; a break whose decision misses the deadline plays the content, on time,
 // and keeps it on every reload.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOUNCE_SEGMENTS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { ANNOUNCE_SEGMENTS, BREAK_START, CLIP_SEGMENTS, EPOCH_MS, SEGMENT_SECONDS, WINDOW_SEGMENTS } from '../../fixtures/origin-server.js';
 import { checkPlaylist } from '../../ssai/check/playlist-checker.js';
-import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
+import { scanMediaPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 import type { TestEngine } from '../helpers/engine.js';
+
+/**
+ * What changed between two reloads that must not, by media sequence (checkReload matches segments by URI, and the
+ * looped clip repeats its URIs in a window longer than a loop): a segment listed then unlisted (not slid out), or
+ * listed again with another URI, discontinuity sequence or date.
+ */
+function reloadChanges(prev: MediaPlaylist, cur: MediaPlaylist): string[] {
+  const now = new Map(cur.segments.map((s) => [s.mediaSequence, s]));
+  const out = cur.mediaSequence < prev.mediaSequence ? [`media sequence ${prev.mediaSequence} then ${cur.mediaSequence}`] : [];
+  for (const s of prev.segments) {
+    if (s.mediaSequence < cur.mediaSequence) continue;
+    const c = now.get(s.mediaSequence);
+    if (!c) out.push(`${s.mediaSequence} listed, then not`);
+    else if (c.uri !== s.uri || c.discontinuitySequence !== s.discontinuitySequence || c.pdtMs !== s.pdtMs) out.push(`${s.mediaSequence} changed`);
+  }
+  return out;
+}
 
 const metric = async (h: SsaiHarness, name: string): Promise<number> =>
   Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(`${h.engine.url}/metrics`)).text())?.[1] ?? 0);
@@ -131,5 +148,54 @@ describe('a break that appears at the live edge with no notice (issue 28 point 2
     expect(firstAd.mediaSequence).toBe(CLIP_SEGMENTS + BREAK_START);
     expect(stitched.segments.filter((s) => s.mediaSequence < firstAd.mediaSequence).map((s) => s.uri)).toEqual(listed.segments.map((s) => s.uri));
     expect(h.vast.requests.length).toBe(asked + 1);
+  }, 240_000);
+
+  it('holds back no more than a few target durations from a viewer joining with several undecided breaks in its window', async () => {
+    const guid = await h.configure('/vast4?sid=[session.id]&delayMs=1500');
+    // Warm-up: the creatives prepared once (a break at the window's start is waited for).
+    h.origin.position = (BREAK_START + 6) * SEGMENT_SECONDS;
+    const warm = variantUrls((await h.get(`/v1/master/${guid}/live/master.m3u8`)).text).find((u) => u.endsWith('/3.m3u8'))!;
+    expect((await h.get(warm)).text).toContain('/v1/segment/');
+    // A long window (40 s): the second loop's break slid half out, the third's is whole with content after it, the
+    // fourth's starts at the window's last segment, with no notice. A new viewer has decided none of them.
+    h.origin.windowSegments = 20;
+    try {
+      const master = (await h.get(`/v1/master/${guid}/live/master.m3u8`)).text;
+      const video = variantUrls(master).find((u) => u.endsWith('/3.m3u8'))!;
+      const audio = /^#EXT-X-MEDIA:TYPE=AUDIO,.*URI="([^"]+)"/m.exec(master)![1]!;
+      let last = 3 * CLIP_SEGMENTS + BREAK_START;
+      const previous = new Map<string, string>();
+      const endOf = new Map<string, number>();
+      let cut = 0;
+      // Reloads as a player makes them, one a segment, until the no-notice break's ads are listed and beyond.
+      for (let reload = 0; reload < 8; reload++) {
+        h.origin.position = (last + 1) * SEGMENT_SECONDS;
+        const originEndMs = EPOCH_MS + (last + 1) * SEGMENT_SECONDS * 1000;
+        const cutsBefore = await metric(h, 'ssai_playlists_cut_total');
+        for (const url of [video, audio]) {
+          const text = (await h.get(url)).text;
+          const pl = scanMediaPlaylist(text).playlist!;
+          const tail = pl.segments.at(-1)!;
+          const endMs = tail.pdtMs! + tail.duration * 1000;
+          // A player takes the playlist's end for the live edge: ended far before the origin's (the first of the
+          // window's breaks), the next reload leaps it minutes ahead, and hls.js seeks there over what it buffered.
+          expect(originEndMs - endMs, `reload ${reload} of ${url} ends ${(originEndMs - endMs) / 1000} s before the origin's window:\n${text}`)
+            .toBeLessThanOrEqual(3 * SEGMENT_SECONDS * 1000 + 100);
+          expect(endMs, `reload ${reload} of ${url} ends before the previous one did`).toBeGreaterThanOrEqual(endOf.get(url) ?? 0);
+          expect(checkPlaylist(text).filter((f) => f.severity === 'error'), `reload ${reload} of ${url}`).toEqual([]);
+          const before = previous.get(url);
+          if (before) expect(reloadChanges(scanMediaPlaylist(before).playlist!, pl), `reload ${reload} of ${url}:\n${text}`).toEqual([]);
+          previous.set(url, text);
+          endOf.set(url, endMs);
+        }
+        cut += (await metric(h, 'ssai_playlists_cut_total')) - cutsBefore;
+        last++;
+      }
+      // the no-notice break at the edge did end playlists (the cut is on), and its ads came on a later reload
+      expect(cut).toBeGreaterThan(0);
+      expect(previous.get(video)).toContain(`/v1/segment/`);
+    } finally {
+      h.origin.windowSegments = WINDOW_SEGMENTS;
+    }
   }, 240_000);
 });
