@@ -794,7 +794,11 @@ export class SsaiServer {
     // No store, no decision every proxy would agree on (issue 27): the break plays its content.
     if (this.deps.store.available === false) { this.degrade(hot, avail, target); return hot.records.find((r) => r.id === breakId) ?? ssaiError('BREAK_NOT_FOUND'); }
     const shape = await this.shapes.shapeOf(session.variants, parsed.playlist);
-    const decided = await this.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape });
+    // A player asks for an asset list ahead of the break (hls.js: once the interstitial is listed, playing about three
+    // target durations behind the edge) and plays the content meanwhile: the decision may take two target durations,
+    // not the deadline of a playlist the player waits for.
+    const deadlineMs = Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000);
+    const decided = await this.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape }, deadlineMs);
     await this.keepDecided(hot, decided);
     return hot.records.find((r) => r.id === breakId) ?? decided;
   }
@@ -837,6 +841,9 @@ function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: M
 
 /** A decision of a break in the window under way. */
 type Running = { avail: Avail; done: Promise<void> };
+
+/** Target durations a guided asset list may wait for its decision (see guidedDecision). */
+const GUIDED_DEADLINE_TARGETS = 2;
 
 /** A session's insertion mode: the one it asks for (`ads.mode`, the session body's insertionMode) where allowed. */
 function insertionModeOf(config: AdinsertConfig, asked: string | undefined): InsertionMode | SsaiError {
