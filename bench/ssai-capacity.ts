@@ -12,8 +12,8 @@
 // Both cue styles by default (issue 28 point 4): breaks announced ahead (a future-dated DATERANGE) and breaks that
 // appear at the live edge with no notice (EXT-X-CUE-OUT, what broadcast encoders write).
 // Viewers also fetch their ad segments (redirects that fire the beacons), as players do; SSAI_CAPACITY_SEGMENTS=0: playlists only.
-// SSAI_CAPACITY_CUT=1: playlists end before a break still being decided instead of waiting (the ssai part's
-// cutBeforeUndecidedBreaks, off by default).
+// SSAI_CAPACITY_CUT=0: playlists wait for a break still being decided instead of ending before it (the ssai part's
+// cutBeforeUndecidedBreaks, on by default).
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU and decisions by second of the break cycle.
 // SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
 // shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
@@ -293,7 +293,7 @@ async function main(): Promise<void> {
     const modes = (process.env.SSAI_CAPACITY_MODES ?? 'stitched').split(',');
     for (const viewers of levels) for (const mode of modes) {
       // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
-      const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, cutBeforeUndecidedBreaks: process.env.SSAI_CAPACITY_CUT === '1', env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
+      const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, cutBeforeUndecidedBreaks: process.env.SSAI_CAPACITY_CUT !== '0', env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
       const auth = { Authorization: (await engine.login()).IdToken };
       const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
       const guid = created.body.guid as string;
@@ -383,7 +383,7 @@ async function main(): Promise<void> {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '1' ? ', playlists ending before a break still being decided (cutBeforeUndecidedBreaks)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
+    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '0' ? ', playlists waiting for a break still being decided (cutBeforeUndecidedBreaks off)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
     goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
     vastParseUs,
     runs,

@@ -55,8 +55,9 @@ export interface SsaiPartOptions {
   decisionDeadlineMs?: number;
   /**
    * A plain live reload ends before a break whose decision is still running instead of waiting for it (issue 28
-   * point 2; ssai/serve/server.ts cutBefore, cutRoomMs). Off by default for now; the capacity bench and its own tests turn
-   * it on, and SSAI_TEST_CUT=1 the proxy tests (test/ssai/setup.ts) and test/e2e/linear-{playback,ads-reloads}.test.ts.
+   * point 2; ssai/serve/server.ts cutBefore, cutRoomMs). On by default; false makes every such playlist wait for its
+   * decision (the deadline at most). SSAI_TEST_CUT=0 runs the proxy tests (test/ssai/setup.ts) and
+   * test/e2e/linear-{playback,ads-reloads}.test.ts without it.
    */
   cutBeforeUndecidedBreaks?: boolean;
 }
@@ -121,7 +122,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         lookup, origin: runtime.origin, store: runtime.store, planner: runtime.planner, beacons: runtime.beacons,
         metrics: runtime.metrics, logger: ctx.logger.child({ component: 'ssai' }), now: () => ctx.clock.nowMs(),
         sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000, decisionDeadlineMs: options.decisionDeadlineMs ?? 1500,
-        cutBeforeUndecidedBreaks: options.cutBeforeUndecidedBreaks === true,
+        cutBeforeUndecidedBreaks: options.cutBeforeUndecidedBreaks !== false,
         publicUrl: () => ctx.config.publicUrl,
       });
       return server.handler();

@@ -59,7 +59,7 @@ describe('a virtual channel with ads, reload by reload through the proxy', () =>
     fs.symlinkSync(SHARED_CREATIVES, path.join(dataDir, 'media', 'creatives'));
     // A short window (as a small LINEAR_WINDOW_SEGMENTS would give): breaks are announced before they are listed.
     const engine = await startTestEngine({ dataDir, clock, env: { LINEAR_WINDOW_SEGMENTS: '6' },
-      parts: [foundationPart, vodPart, createSsaiPart({ creativeWaitMs: 120_000, decisionDeadlineMs: 150_000, originCacheMs: 0, cutBeforeUndecidedBreaks: process.env.SSAI_TEST_CUT === '1' }), brokerPart, linearPart] });
+      parts: [foundationPart, vodPart, createSsaiPart({ creativeWaitMs: 120_000, decisionDeadlineMs: 150_000, originCacheMs: 0, ...(process.env.SSAI_TEST_CUT === '0' ? { cutBeforeUndecidedBreaks: false } : {}) }), brokerPart, linearPart] });
     const admin = { Authorization: (await engine.login()).IdToken };
     const keyUrl = (await engine.api('POST', '/broker/api-keys', { headers: admin, body: { name: 'reloads', active: true } })).body.url as string;
     const key = { 'X-Api-Key': (await engine.api('GET', `/broker/api-keys/${keyUrl.split('/').pop()}`, { headers: admin })).body.data.value as string };

@@ -82,7 +82,7 @@ describe('a virtual channel with ads, end to end', () => {
     fs.mkdirSync(SHARED_CREATIVES, { recursive: true });
     fs.symlinkSync(SHARED_CREATIVES, path.join(dataDir, 'media', 'creatives'));
     // A long window: Chromium on a loaded 2-core machine falls far behind the edge, and must not slide out of it.
-    const engine = await startTestEngine({ dataDir, env: { LINEAR_WINDOW_SEGMENTS: WINDOW }, parts: [foundationPart, vodPart, createSsaiPart({ creativeWaitMs: 120_000, cutBeforeUndecidedBreaks: process.env.SSAI_TEST_CUT === '1' }), brokerPart, linearPart] });
+    const engine = await startTestEngine({ dataDir, env: { LINEAR_WINDOW_SEGMENTS: WINDOW }, parts: [foundationPart, vodPart, createSsaiPart({ creativeWaitMs: 120_000, ...(process.env.SSAI_TEST_CUT === '0' ? { cutBeforeUndecidedBreaks: false } : {}) }), brokerPart, linearPart] });
     const admin = { Authorization: (await engine.login()).IdToken };
     const keyUrl = (await engine.api('POST', '/broker/api-keys', { headers: admin, body: { name: 'e2e', active: true } })).body.url as string;
     const key = { 'X-Api-Key': (await engine.api('GET', `/broker/api-keys/${keyUrl.split('/').pop()}`, { headers: admin })).body.data.value as string };

@@ -31,8 +31,8 @@ export async function startEngineWith(options: SsaiPartOptions & { env?: Record<
   const { env, ...part } = options;
   return startTestEngine({
     dataDir, ...(env ? { env } : {}),
-    // SSAI_TEST_CUT=1: the proxy tests run with cutBeforeUndecidedBreaks on (off by default, as in the product)
-    parts: [foundationPart, vodPart, createSsaiPart({ originCacheMs: 0, creativeWaitMs: 120_000, decisionDeadlineMs: 180_000, cutBeforeUndecidedBreaks: process.env.SSAI_TEST_CUT === '1', ...part })],
+    // SSAI_TEST_CUT=0: the proxy tests run without cutBeforeUndecidedBreaks (on by default, as in the product)
+    parts: [foundationPart, vodPart, createSsaiPart({ originCacheMs: 0, creativeWaitMs: 120_000, decisionDeadlineMs: 180_000, ...(process.env.SSAI_TEST_CUT === '0' ? { cutBeforeUndecidedBreaks: false } : {}), ...part })],
   });
 }
 
