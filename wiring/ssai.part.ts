@@ -81,10 +81,8 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         ...(options.originCacheMs !== undefined ? { cacheMs: options.originCacheMs } : {}), timeoutMs: options.originTimeoutMs ?? 2000,
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
       });
-      // Beacons are sent from their own thread where the decisions have threads (SSAI_DECISION_THREADS=0: neither has).
       const beacons = new BeaconSender(sessions, {
-        timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result, count) => metrics.beacons.inc({ result }, count ?? 1),
-        thread: ctx.config.ssaiDecisionThreads > 0,
+        timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }),
         onStoreUnavailable: () => metrics.storeUnavailable.inc({ operation: 'beacon' }),
       });
       // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.

@@ -1,7 +1,6 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
 // with retries and a timeout, never on the playlist's or the segment redirect's critical path.
-import { BeaconDispatch, type BeaconTransport } from './beacon-dispatch.js';
-import { BeaconThread } from './beacon-thread.js';
+import { Agent, request } from 'undici';
 import { growingLru } from '../store/growing-lru.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 
@@ -11,11 +10,41 @@ export interface BeaconOptions {
   concurrency?: number;
   /** how long a "fired" mark is kept, ms */
   markTtlMs?: number;
-  onResult?: (result: 'sent' | 'failed' | 'duplicate', count?: number) => void;
-  /** send from a beacon thread (beacon-thread.ts) instead of this one */
-  thread?: boolean;
+  onResult?: (result: 'sent' | 'failed' | 'duplicate') => void;
   /** a mark was kept in this process only: the store was away (issue 27) */
   onStoreUnavailable?: () => void;
+}
+
+type Job = { url: string; attempt: number };
+
+/**
+ * First in, first out, with a read index: Array.shift() moves the whole array once it is large (V8 trims only small
+ * arrays in place), and at 10,000 viewers the beacons of a break queue by the thousands (seen as the queue's pump
+ * leading a CPU profile).
+ */
+class JobQueue {
+  private items: Job[] = [];
+  private head = 0;
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  push(job: Job): void {
+    this.items.push(job);
+  }
+  shift(): Job | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const job = this.items[this.head]!;
+    this.items[this.head++] = undefined as unknown as Job; // let it go
+    if (this.head === this.items.length) { this.items = []; this.head = 0; } else if (this.head >= 4096 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return job;
+  }
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
 }
 
 /** Events per store value: a mark set is one 31-bit value (store markOnce); event n of a set lives in its value n / 31. */
@@ -35,21 +64,30 @@ export function markKeysOf(markKey: string, events: number): string[] {
 }
 
 export class BeaconSender {
+  private readonly queue = new JobQueue();
+  private running = 0;
   private readonly waiters: Array<() => void> = [];
   private pendingMarks = 0;
   private closed = false;
-  private readonly transport: BeaconTransport;
+  /** scheduled retries, cleared on close */
+  private readonly retries = new Set<NodeJS.Timeout>();
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly concurrency: number;
   private readonly markTtlMs: number;
   /** marks kept here while the store is away; empty otherwise */
   /** (filled only while the store is away: growing, so it costs nothing the rest of the time) */
   private readonly firedHere = growingLru<string, true>(100_000);
 
   constructor(private readonly store: SessionStore, private readonly opts: BeaconOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.maxRetries = opts.retries ?? 2;
+    this.concurrency = opts.concurrency ?? 16;
     this.markTtlMs = opts.markTtlMs ?? 6 * 3_600_000;
-    const sending = { timeoutMs: opts.timeoutMs ?? 2000, retries: opts.retries ?? 2, concurrency: opts.concurrency ?? 16, onSettled: () => this.settle() };
-    this.transport = opts.thread
-      ? new BeaconThread({ ...sending, onResult: (result, count) => opts.onResult?.(result, count) })
-      : new BeaconDispatch({ ...sending, onResult: (result) => opts.onResult?.(result, 1) });
+    // The agent's own timeouts bound each beacon (connect, headers, body): no AbortSignal.timeout per request, whose
+    // timer and registry entry cost each of thousands of beacons a second at 10,000 viewers.
+    this.agent = new Agent({ headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connect: { timeout: this.timeoutMs }, connections: 32 });
   }
 
   /**
@@ -79,23 +117,63 @@ export class BeaconSender {
       return true;
     }).then((created) => {
       if (!created) { this.opts.onResult?.('duplicate'); return; }
-      for (const url of urls) this.transport.send(url);
+      for (const url of urls) this.queue.push({ url, attempt: 0 });
+      this.pump();
     }, () => this.opts.onResult?.('failed')).finally(() => { this.pendingMarks--; this.settle(); });
   }
 
+  private pump(): void {
+    while (!this.closed && this.running < this.concurrency && this.queue.length) {
+      const job = this.queue.shift()!;
+      this.running++;
+      void this.send(job).finally(() => { this.running--; this.pump(); this.settle(); });
+    }
+  }
+
+  private async send(job: Job): Promise<void> {
+    try {
+      const res = await request(job.url, { dispatcher: this.agent });
+      await res.body.dump().catch(() => undefined);
+      if (res.statusCode >= 500 && job.attempt < this.maxRetries) return this.retry(job);
+      this.opts.onResult?.(res.statusCode < 400 ? 'sent' : 'failed');
+    } catch {
+      if (job.attempt < this.maxRetries) return this.retry(job);
+      this.opts.onResult?.('failed');
+    }
+  }
+
+  private retry(job: Job): void {
+    if (this.closed) return;
+    const delay = 200 * 2 ** job.attempt;
+    this.running++; // a scheduled retry counts as work in progress for idle()
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      this.running--;
+      this.queue.push({ url: job.url, attempt: job.attempt + 1 });
+      this.pump();
+      this.settle();
+    }, delay);
+    timer.unref();
+    this.retries.add(timer);
+  }
+
   private settle(): void {
-    if (this.transport.pending === 0 && this.pendingMarks === 0) for (const w of this.waiters.splice(0)) w();
+    if (this.running === 0 && this.queue.length === 0 && this.pendingMarks === 0) for (const w of this.waiters.splice(0)) w();
   }
 
   /** Resolves when nothing is queued or in flight (tests). */
   idle(): Promise<void> {
-    if (this.transport.pending === 0 && this.pendingMarks === 0) return Promise.resolve();
+    if (this.running === 0 && this.queue.length === 0 && this.pendingMarks === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.transport.close();
-    for (const w of this.waiters.splice(0)) w();
+    this.queue.clear();
+    for (const timer of this.retries) clearTimeout(timer);
+    this.running -= this.retries.size;
+    this.retries.clear();
+    this.settle();
+    await this.agent.close().catch(() => undefined);
   }
 }

@@ -53,30 +53,3 @@ describe('beacon sender timeouts', () => {
     }
   });
 });
-
-describe('beacons from a beacon thread', () => {
-  it('sends each event once from the thread, counts its results and settles idle()', async () => {
-    const hits: string[] = [];
-    const server = http.createServer((req, res) => { hits.push(req.url ?? ''); res.writeHead(req.url?.startsWith('/bad') ? 500 : 204).end(); });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const results = new Map<string, number>();
-    const beacons = new BeaconSender(new MemorySessionStore(), { thread: true, retries: 0, onResult: (r, n = 1) => results.set(r, (results.get(r) ?? 0) + n) });
-    try {
-      for (let i = 0; i < 20; i++) beacons.fire('s:a', i, [`${base}/ok${i}`]);
-      beacons.fire('s:a', 20, [`${base}/bad`]);
-      await beacons.idle();
-      expect(hits.filter((h) => h.startsWith('/ok')).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `/ok${i}`).sort());
-      expect(Object.fromEntries(results)).toEqual({ sent: 20, failed: 1 });
-      // an event already fired is not sent again
-      beacons.fire('s:a', 3, [`${base}/ok3`]);
-      await beacons.idle();
-      expect(hits.filter((h) => h === '/ok3')).toHaveLength(1);
-      expect(results.get('duplicate')).toBe(1);
-    } finally {
-      await beacons.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
-  });
-});
