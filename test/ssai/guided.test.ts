@@ -107,7 +107,12 @@ describe('server-guided ad insertion (HLS Interstitials)', () => {
     }
     await h.engine.ctx.services.ssai!.beacons.idle();
     expect(h.vast.beaconCount('impression', 'a') - before).toBe(1);
-    expect(id).toBeTruthy();
+    // the tracking JSON lists the guided break with its ads, for client-side reporting
+    const sid = s.video[0]!.split('/')[4]!;
+    const tracking = JSON.parse((await h.get(`/v1/tracking/${guid}/${sid}`)).text) as { avails: Array<{ availId: string; ads: Array<{ duration: number; trackingEvents: unknown[] }> }> };
+    const listed = tracking.avails.find((a) => a.availId === id);
+    expect(listed?.ads.map((a) => a.duration)).toEqual(assets.ASSETS.map((a) => a.DURATION));
+    expect(listed?.ads[0]?.trackingEvents).toHaveLength(6);
   });
 
   it('inserts VOD breaks without replacing content, dated from a fixed base where the origin has no dates', async () => {
