@@ -19,12 +19,15 @@ import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type Stitch
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
-import { AssetRoutes, relativeAssetListUri } from './asset-routes.js';
-import { AnnouncedBreaks, guidedMediaPlaylist, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
+import { AssetRoutes } from './asset-routes.js';
+import { GuidedPlayback } from './guided-playback.js';
+import { parsedMedia } from './parsed-media.js';
 import type { InsertionMode } from '../../kernel/seams/adinserts.js';
 import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
 import { originMultivariant, StoreFallbacks } from './store-outage.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
+import { longGone, MIN_SEGMENTS_BEFORE_CUT, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
+import { deliveryDirectives, originUrlOf, playbackPathIsClean, segmentExtension, splitQuery } from './playback-path.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -52,55 +55,6 @@ const SESSION_BODY_LIMIT = 64 * 1024;
 /** The answer to a failure of our own: logged with its cause, never shown to the player. */
 const INTERNAL_ERROR: Reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
 
-/** `.m4s`, `.ts`, `.mp4` … of an ad segment URI, or '' when it has none. */
-function segmentExtension(uri: string): string {
-  const pathname = uri.split(/[?#]/, 1)[0] ?? '';
-  const match = /\.[A-Za-z0-9]{1,5}$/.exec(pathname.slice(pathname.lastIndexOf('/') + 1));
-  return match ? match[0] : '';
-}
-
-/** Joins the configuration's sourceUrl and the rest of the playback path (DESIGN.md "Ad playback"). */
-export function originUrlOf(sourceUrl: string, rest: string, query: string): string {
-  const base = sourceUrl.endsWith('/') ? sourceUrl : `${sourceUrl}/`;
-  return base + rest.replace(/^\/+/, '') + (query ? (base.includes('?') ? '&' : '?') + query : '');
-}
-
-/** Splits the query: `ads.<name>` go to the ad server, sessionId is ours, the rest goes to the origin untouched. */
-function splitQuery(raw: string): { playerParams: Record<string, string>; sessionId?: string; rest: string } {
-  const playerParams: Record<string, string> = {};
-  const rest: string[] = [];
-  let sessionId: string | undefined;
-  for (const part of raw.split('&')) {
-    if (!part) continue;
-    const eq = part.indexOf('=');
-    const name = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-    const value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
-    if (name.startsWith('ads.')) playerParams[name.slice(4)] = value;
-    else if (name === 'sessionId') sessionId = value;
-    else rest.push(part); // kept verbatim: signed origin tokens must not be re-encoded (STYLE.md rule 13)
-  }
-  return { playerParams, ...(sessionId ? { sessionId } : {}), rest: rest.join('&') };
-}
-
-/**
- * The LL-HLS delivery directives of a media playlist request (RFC 8216bis §6.2.5.1): `_HLS_msn` and `_HLS_part`
- * (which needs `_HLS_msn`); `_HLS_skip` and anything else is dropped. Undefined when there is no `_HLS_msn`.
- */
-export function deliveryDirectives(query: string): { msn: number; part?: number } | SsaiError | undefined {
-  if (!query.includes('_HLS_')) return undefined;
-  let msn: string | undefined;
-  let part: string | undefined;
-  for (const pair of query.split('&')) {
-    if (pair.startsWith('_HLS_msn=')) msn = pair.slice(9);
-    else if (pair.startsWith('_HLS_part=')) part = pair.slice(10);
-  }
-  const integer = /^\d{1,15}$/;
-  if (msn === undefined) return part === undefined ? undefined : ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_part needs _HLS_msn');
-  if (!integer.test(msn)) return ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_msn must be a decimal integer');
-  if (part !== undefined && !integer.test(part)) return ssaiError('BAD_DELIVERY_DIRECTIVE', '_HLS_part must be a decimal integer');
-  return part === undefined ? { msn: Number(msn) } : { msn: Number(msn), part: Number(part) };
-}
-
 /** Stands for the session id in a playlist stitched for every session with the same ads (never in HLS text). */
 const MARK = '\u0000\u0001';
 const SID_PLACEHOLDER = `${MARK}sid${MARK}`;
@@ -123,19 +77,6 @@ function render(parts: string[], sid: string, adIds: string[]): string {
 const MAX_SHARED_STITCHES = 512;
 type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: StitchTail };
 
-/** A scanned origin media playlist and its avails: computed once per origin fetch, shared by every session. */
-type ParsedMedia = { playlist: MediaPlaylist; avails: Avail[]; error?: undefined } | { playlist?: undefined; avails?: undefined; error: string };
-function parsedMedia(result: OriginOk, metrics?: SsaiMetrics): ParsedMedia {
-  return derive(result, 'media', (text): ParsedMedia => {
-    const scanned = scanMediaPlaylist(text);
-    if (!scanned.playlist) return { error: scanned.error.message };
-    const found = findAvails(scanned.playlist);
-    // Malformed cues are ignored (the content plays) and counted once per origin fetch (issue 19 point 3).
-    for (const w of found.warnings) metrics?.cueErrors.inc({ reason: w.reason });
-    return { playlist: scanned.playlist, avails: found.avails };
-  });
-}
-
 function rungsOf(scanned: MultivariantPlaylist | undefined): ContentRung[] {
   if (!scanned) return [];
   return scanned.variants.map((v) => {
@@ -146,33 +87,12 @@ function rungsOf(scanned: MultivariantPlaylist | undefined): ContentRung[] {
   });
 }
 
-/**
- * The rest of a playback path is appended to the origin's URL: a dot segment, an encoded slash or a control character
- * would address another file of the origin (or fail there as a 502), so it is refused as 400 here (issue 20).
- */
-export function playbackPathIsClean(segments: readonly string[]): boolean {
-  for (const segment of segments) {
-    if (segment === '.' || segment === '..') return false;
-    if (!segment.includes('%')) continue;
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      return false;
-    }
-    if (decoded === '.' || decoded === '..' || /[/\\\u0000-\u001f\u007f]/.test(decoded)) return false;
-  }
-  return true;
-}
-
 export class SsaiServer {
   private readonly sessions: HotSessions;
   private readonly ads: SegmentRoutes;
   private readonly assetRoutes: AssetRoutes;
-  /** dates of guided live streams whose origin writes none (issue 30) */
-  private readonly liveDates = new LiveDateAnchors();
-  /** the start dates of the guided breaks announced, by stream (issue 30) */
-  private readonly announced = new AnnouncedBreaks();
+  /** guided sessions' playlists and asset lists (issue 30) */
+  private readonly guided: GuidedPlayback;
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
@@ -210,6 +130,12 @@ export class SsaiServer {
         const got = await deps.origin.fetch(uri);
         return got.ok ? parsedMedia(got, deps.metrics).playlist : undefined;
       },
+    });
+    this.guided = new GuidedPlayback({
+      origin: deps.origin, planner: deps.planner, store: deps.store, metrics: deps.metrics, logger: deps.logger, now: deps.now,
+      ...(deps.decisionDeadlineMs !== undefined ? { decisionDeadlineMs: deps.decisionDeadlineMs } : {}),
+      sessions: this.sessions, fallbacks: this.fallbacks, shapes: this.shapes, decisions: this.decisions,
+      degrade: (hot, avail, target) => this.degrade(hot, avail, target), keepDecided: (hot, decided) => this.keepDecided(hot, decided),
     });
   }
 
@@ -459,10 +385,10 @@ export class SsaiServer {
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
     if (session.mode === 'guided') {
-      if (!vod && entry.kind === 'video') this.prefetchGuided(fetched, parsed, hot, config.adServer);
+      if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config.adServer);
       // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
-      if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guidedVmap(fetched, parsed.playlist, entry, session, config.adServer) };
-      return { reply: this.guided(fetched, parsed, entry, session, vod) };
+      if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer) };
+      return { reply: this.guided.playlist(fetched, parsed, entry, session, vod) };
     }
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
     const renditionReportUri = (abs: string): string | undefined => {
@@ -667,88 +593,6 @@ export class SsaiServer {
     return running;
   }
 
-  /**
-   * A guided media playlist (issue 30): the origin's content as it is, an interstitial per break pointing at the
-   * viewer's asset list (a relative URL: the text names no viewer). Rendered once per origin fetch and track kind,
-   * whatever the audience; a CDN may hold a live one for half a target duration.
-   */
-  private guided(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean): Reply {
-    const pl = parsed.playlist;
-    const target = pl.targetDuration || 6;
-    const text = derive(fetched, `guided ${entry.kind}`, () => {
-      // rendition reports name the other renditions' playlists by their number, relative like the asset lists
-      const renditionReportUri = (abs: string): string | undefined => {
-        const other = session.variants.find((v) => v.uri === abs);
-        return other ? `${other.n}.m3u8` : undefined;
-      };
-      const passThrough = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: entry.kind, renditionReportUri }).text;
-      // the interstitials ride on the video playlists, whose dates players schedule them by
-      if (entry.kind !== 'video') return passThrough;
-      const { firstSegmentMs, breaks } = this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, vod);
-      return guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
-    });
-    const reply = playlist(text, !vod);
-    if (!vod) reply.headers = { 'cache-control': `public, max-age=${Math.max(1, Math.floor(target / 2))}` };
-    return reply;
-  }
-
-  /** A guided VOD without cues: the content and an interstitial per break of the session's VMAP (none: the content). */
-  private async guidedVmap(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, adServer: string): Promise<Reply> {
-    const passThrough = this.guided(fetched, { playlist: pl, avails: [] }, { ...entry, kind: 'audio' }, session, true).body;
-    const breaks = await this.vmapBreaks(pl, session, adServer);
-    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-    const text = guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(dated ? {} : { firstSegmentMs: VOD_DATE_BASE_MS }) });
-    return playlist(text, false);
-  }
-
-  /** The VMAP breaks of a guided VOD session as interstitials (the store away: none, the content plays). */
-  private async vmapBreaks(pl: MediaPlaylist, session: SessionRecord, adServer: string): Promise<InterstitialBreak[]> {
-    const avails = await this.fallbacks.or(this.deps.planner.vmapAvails(session, adServer, pl), [], 'read');
-    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-    return vmapInterstitials(pl, avails, segmentDates(pl, dated ? undefined : VOD_DATE_BASE_MS));
-  }
-
-  /** A guided playlist's dates (where the origin has none), breaks and the date its window ends: once per origin fetch. */
-  private guidedBreaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean):
-    { firstSegmentMs?: number; breaks: InterstitialBreak[]; windowEndMs?: number } {
-    return derive(fetched, 'guided breaks', () => {
-      const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-      const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
-      const dates = segmentDates(pl, firstSegmentMs);
-      const breaks = interstitialBreaks(pl, avails, dates, vod ? undefined : (ms, slotMs) => this.announced.near(session.origin, ms, slotMs));
-      if (!vod) this.announced.remember(session.origin, breaks);
-      const last = pl.segments[pl.segments.length - 1];
-      const lastDate = dates[dates.length - 1];
-      return { ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}), breaks,
-        ...(last && lastDate !== undefined ? { windowEndMs: lastDate + last.duration * 1000 } : {}) };
-    });
-  }
-
-  /**
-   * Breaks announced ahead of a guided viewer's window are decided in the background within their lead (issue 30
-   * point 3, as the stitched mode does): the asset list then answers at once, and the ad server sees the decisions
-   * spread over the lead (and under the configuration's cap). Named by their interstitial id, as the asset list asks.
-   */
-  private prefetchGuided(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, hot: HotSession, adServer: string): void {
-    if (this.deps.store.available === false) return;
-    const pl = parsed.playlist;
-    const last = pl.segments[pl.segments.length - 1];
-    if (!last) return;
-    const { breaks, windowEndMs } = this.guidedBreaks(fetched, pl, parsed.avails, hot.session, false);
-    const sid = hot.session.id;
-    const ahead = breaks.filter((b) => b.avail.startSegmentIndex > last.mediaSequence
-      && !hot.records.some((r) => r.id === b.id) && !this.decisions.isPending(sid, b.id));
-    if (!ahead.length) return;
-    const target = pl.targetDuration || 6;
-    void (async () => {
-      const shape = await this.shapes.shapeOf(hot.session.variants, pl);
-      for (const b of ahead) {
-        const leadMs = windowEndMs === undefined ? (b.avail.startSegmentIndex - last.mediaSequence - 1) * target * 1000 : b.startMs - windowEndMs;
-        this.decisions.ahead({ session: hot.session, adServer, avail: { ...b.avail, id: b.id }, targetDuration: target, shape }, leadMs);
-      }
-    })().catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid }, 'a guided break could not be prefetched'));
-  }
-
   /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}.json, and the playlists of its assets (asset-routes.ts). */
   private async assets(segments: string[], guid: string, sid: string): Promise<Reply> {
     if (segments.length === 9) return this.assetRoutes.assetPlaylist(guid, sid, segments[6] ?? '', segments[7] ?? '', segments[8] ?? '');
@@ -764,43 +608,8 @@ export class SsaiServer {
     if ('kind' in config) return fail(config);
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
-    const record = await this.guidedDecision(config, hot, breakId);
+    const record = await this.guided.decision(config, hot, breakId);
     return 'kind' in record ? fail(record) : AssetRoutes.assetList(`${this.deps.publicUrl?.() ?? ''}/v1/manifest/${guid}/${sid}`, record);
-  }
-
-  /**
-   * A guided break's decision for this viewer: the one made (on any rendition, reload or instance), else made now from
-   * the break as the stream's video playlist lists it, within the deadline a playlist has (then the late record).
-   */
-  private async guidedDecision(config: AdinsertConfig, hot: HotSession, breakId: string): Promise<AvailRecord | SsaiError> {
-    const session = hot.session;
-    const known = hot.records.find((r) => r.id === breakId);
-    if (known) return known;
-    mergeRecords(hot, await this.fallbacks.or(this.sessions.records(session.id), [], 'read'));
-    const stored = hot.records.find((r) => r.id === breakId);
-    if (stored) return stored;
-    const ref = referenceVideo(session.variants) ?? session.variants[0];
-    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
-    if (fetched && !fetched.ok) return fetched.error;
-    const parsed = fetched ? parsedMedia(fetched, this.deps.metrics) : undefined;
-    if (!fetched || !parsed?.playlist) return ssaiError('BREAK_NOT_FOUND');
-    // the break as the interstitial named it (by its start), decided under that name; a VOD without cues: its VMAP's
-    const vod = isVodPlaylist(parsed.playlist);
-    const found = vod && !parsed.avails.length ? (await this.vmapBreaks(parsed.playlist, session, config.adServer)).find((b) => b.id === breakId)
-      : this.guidedBreaks(fetched, parsed.playlist, parsed.avails, session, vod).breaks.find((b) => b.id === breakId);
-    if (!found) return ssaiError('BREAK_NOT_FOUND');
-    const avail: Avail = { ...found.avail, id: breakId };
-    const target = parsed.playlist.targetDuration || 6;
-    // No store, no decision every proxy would agree on (issue 27): the break plays its content.
-    if (this.deps.store.available === false) { this.degrade(hot, avail, target); return hot.records.find((r) => r.id === breakId) ?? ssaiError('BREAK_NOT_FOUND'); }
-    const shape = await this.shapes.shapeOf(session.variants, parsed.playlist);
-    // A player asks for an asset list ahead of the break (hls.js: once the interstitial is listed, playing about three
-    // target durations behind the edge) and plays the content meanwhile: the decision may take two target durations,
-    // not the deadline of a playlist the player waits for.
-    const deadlineMs = Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000);
-    const decided = await this.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape }, deadlineMs);
-    await this.keepDecided(hot, decided);
-    return hot.records.find((r) => r.id === breakId) ?? decided;
   }
 
   /** No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so. */
@@ -823,27 +632,9 @@ export class SsaiServer {
   }
 }
 
-/**
- * Segments a live break stays whole after it left the window: a player that read the playlist just before still
- * fetches its last ad segments (and fires their beacons) after the window moved on.
- */
-const RETIRE_AFTER_SEGMENTS = 3;
-
-/** Whether a live break ended RETIRE_AFTER_SEGMENTS or more before this playlist's window (on this track). */
-function longGone(record: AvailRecord, placed: StitchAvail | undefined, first: MediaPlaylist['segments'][number], target: number): boolean {
-  if (placed?.endSegmentIndex !== undefined) return placed.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
-  // a break without ads (a failed decision) stitches nothing: by its time where it has one, else its origin place
-  if (record.startPdtMs !== undefined && first.pdtMs !== undefined) {
-    return record.startPdtMs + (record.duration + RETIRE_AFTER_SEGMENTS * (record.slotDuration || target)) * 1000 <= first.pdtMs;
-  }
-  return record.endSegmentIndex + RETIRE_AFTER_SEGMENTS <= first.mediaSequence;
-}
-
 /** A decision of a break in the window under way. */
 type Running = { avail: Avail; done: Promise<void> };
 
-/** Target durations a guided asset list may wait for its decision (see guidedDecision). */
-const GUIDED_DEADLINE_TARGETS = 2;
 
 /** A session's insertion mode: the one it asks for (`ads.mode`, the session body's insertionMode) where allowed. */
 function insertionModeOf(config: AdinsertConfig, asked: string | undefined): InsertionMode | SsaiError {
@@ -852,98 +643,3 @@ function insertionModeOf(config: AdinsertConfig, asked: string | undefined): Ins
   if (asked !== config.insertionMode && !config.insertionModeOverride) return ssaiError('INSERTION_MODE_FORBIDDEN');
   return asked;
 }
-
-/**
- * Content segments a live playlist lists at least before a break still being decided, to end there (issue 28 point
- * 2): players start three target durations behind the end of a live playlist (hls.js, AVPlayer), so they have that
- * much to play while the decision runs, and its ads are listed on their next reload. Nothing listed is renamed later:
- * the break's segments were never listed as content (its cue came with its first segment).
- */
-const MIN_SEGMENTS_BEFORE_CUT = 3;
-
-/**
- * Target durations of media a playlist ended before a break may hold back from the end of the origin's window: a
- * player takes the end of a live playlist for the live edge and starts, or stays, three target durations behind it.
- * When the break's ads are listed the end moves on by what was held back (and the time the decision took); a leap of
- * a few target durations is what a late reload gives too, while one of minutes (a playlist ended at the first of
- * several breaks of a joining viewer's window) is a player far behind live: hls.js seeks to live over what it had
- * buffered (liveMaxLatencyDuration), or plays minutes late.
- */
-const MAX_TARGETS_HELD_BACK = 3;
-
-/**
- * How long a playlist may still end before `a` (ms, 0: not at all): until the break is too close to the window's
- * start (MIN_SEGMENTS_BEFORE_CUT), and until what is listed from its start on (held back from the player) exceeds
- * MAX_TARGETS_HELD_BACK target durations, counted in seconds (a window's segments need not be of one length).
- */
-function cutRoomMs(pl: MediaPlaylist, a: Avail, target: number): number {
-  const first = pl.segments[0];
-  if (!first) return 0;
-  const beforeStart = (a.startSegmentIndex - first.mediaSequence - MIN_SEGMENTS_BEFORE_CUT + 1) * target;
-  let heldBack = 0;
-  for (const s of pl.segments) if (s.mediaSequence >= a.startSegmentIndex) heldBack += s.duration;
-  // (EXTINF values a little over the target duration, 4.011 for 4, still count as one each)
-  const untilHeldBack = (MAX_TARGETS_HELD_BACK + 1) * target - Math.round(heldBack / target) * target;
-  return Math.max(0, Math.min(beforeStart, untilHeldBack)) * 1000;
-}
-
-/**
- * Where a playlist ends before the breaks of `running` (the first segment of the earliest one in this playlist's
- * numbering: by date when it came from another track's playlist), or undefined when one starts too early to end the
- * playlist there (then the decisions are waited for).
- */
-function cutBefore(pl: MediaPlaylist, running: Avail[], target: number): number | undefined {
-  const first = pl.segments[0];
-  if (!first) return undefined;
-  let cut: number | undefined;
-  for (const a of running) {
-    let at = a.startSegmentIndex;
-    if (a.startPdtMs !== undefined && first.pdtMs !== undefined) {
-      const half = (a.slotDuration || target) * 500;
-      const hit = pl.segments.find((x) => x.pdtMs !== undefined && x.pdtMs + half > a.startPdtMs!);
-      if (!hit) continue; // it starts after this window: nothing of it is listed here
-      at = hit.mediaSequence;
-    }
-    if (at < first.mediaSequence + MIN_SEGMENTS_BEFORE_CUT) return undefined;
-    cut = cut === undefined ? at : Math.min(cut, at);
-  }
-  return cut;
-}
-
-type BreakPlace = Pick<AvailRecord, 'id' | 'startPdtMs' | 'startSegmentIndex' | 'slotDuration'>;
-
-/** Whether two cues or records name the same break: the same id, else the same start (by date where both have one). */
-function sameBreak(a: BreakPlace, b: BreakPlace, target: number): boolean {
-  if (a.id === b.id) return true;
-  const slotMs = (b.slotDuration || a.slotDuration || target) * 1000;
-  return a.startPdtMs !== undefined && b.startPdtMs !== undefined
-    ? Math.abs(a.startPdtMs - b.startPdtMs) < slotMs / 2 : a.startSegmentIndex === b.startSegmentIndex;
-}
-
-function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {
-  return records.some((r) => sameBreak(r, avail, target));
-}
-
-/**
- * The records a playlist places: one per break. Two decisions of one break (made by two instances at once, each
- * seeing the break under another id) would both count in the numbering while one is listed; the first decided
- * (lowest index in the session's list, the same on every instance) stands for the break.
- */
-export function oneRecordPerBreak(records: readonly AvailRecord[], target: number): readonly AvailRecord[] {
-  if (records.length < 2) return records;
-  // Compared pairwise once per list, not per playlist: a session's list is replaced whenever a decision joins it
-  // (mergeRecords), and a long session holds hundreds of retired breaks. What is kept is the positions dropped: a
-  // record replaced in place (retired, degraded) keeps its position and its break.
-  let known = onePerBreak.get(records);
-  if (known?.target !== target) {
-    const dropped = new Set<number>();
-    records.forEach((r, i) => {
-      if (records.some((o) => o !== r && sameBreak(o, r, target) && (o.index < r.index || (o.index === r.index && o.id < r.id)))) dropped.add(i);
-    });
-    known = { target, dropped };
-    onePerBreak.set(records, known);
-  }
-  const { dropped } = known;
-  return dropped.size ? records.filter((_, i) => !dropped.has(i)) : records;
-}
-const onePerBreak = new WeakMap<readonly AvailRecord[], { target: number; dropped: ReadonlySet<number> }>();

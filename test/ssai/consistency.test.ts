@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys, type AvailRecord } from '../../ssai/decide/avail-record.js';
 import { checkPlaylist } from '../../ssai/check/playlist-checker.js';
-import { oneRecordPerBreak } from '../../ssai/serve/server.js';
+import { oneRecordPerBreak } from '../../ssai/serve/break-places.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { segmentUris, startEngineWith, startSsai, variantUrls, type SsaiHarness } from './setup.js';
 

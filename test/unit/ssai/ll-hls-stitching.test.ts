@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rewriteMultivariant, stitchMediaPlaylist, type PlannedAd, type StitchAvail } from '../../../ssai/stitch/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
-import { deliveryDirectives } from '../../../ssai/serve/server.js';
+import { deliveryDirectives } from '../../../ssai/serve/playback-path.js';
 import { checkMediaPlaylist } from '../../../ssai/check/playlist-checker.js';
 import { parsePlaylist } from './helpers/parsed-playlist.js';
 
