@@ -9,17 +9,11 @@ import { trackFor } from './avail-placement.js';
 import { ssaiError } from '../errors.js';
 import type { HotSession, HotSessions } from './hot-sessions.js';
 import { fail, json, playlist, type Reply } from './http-reply.js';
+import { segmentExtension } from './playback-path.js';
 import type { SessionStore } from '../store/session-store.js';
 
 /** The asset list's URI as a media playlist at /v1/manifest/{guid}/{sid}/{n}.m3u8 names it: relative. */
 export const relativeAssetListUri = (breakId: string): string => `assets/${encodeURIComponent(breakId)}.json`;
-
-/** `.m4s`, `.ts` … of a segment URI, or '' (ffmpeg-based players refuse segment URIs without one). */
-function extensionOf(uri: string): string {
-  const pathname = uri.split(/[?#]/, 1)[0] ?? '';
-  const match = /\.[A-Za-z0-9]{1,5}$/.exec(pathname.slice(pathname.lastIndexOf('/') + 1));
-  return match ? match[0] : '';
-}
 
 export class AssetRoutes {
   constructor(
@@ -91,7 +85,7 @@ function assetMedia(track: CreativeTrack, segmentBase: string): string {
   const target = Math.max(1, Math.ceil(Math.max(...track.segments.map((s) => s.duration)) - 1e-6));
   const lines = ['#EXTM3U', `#EXT-X-VERSION:${track.mapUri ? 7 : 3}`, `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-MEDIA-SEQUENCE:0', '#EXT-X-PLAYLIST-TYPE:VOD'];
   if (track.mapUri) lines.push(`#EXT-X-MAP:URI="${track.mapUri}"`);
-  track.segments.forEach((s, i) => lines.push(`#EXTINF:${s.duration.toFixed(3)},`, `${segmentBase}/${i}${extensionOf(s.uri)}`));
+  track.segments.forEach((s, i) => lines.push(`#EXTINF:${s.duration.toFixed(3)},`, `${segmentBase}/${i}${segmentExtension(s.uri)}`));
   lines.push('#EXT-X-ENDLIST');
   return `${lines.join('\n')}\n`;
 }

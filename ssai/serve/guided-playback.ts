@@ -12,7 +12,7 @@ import { ssaiError, type SsaiError } from '../errors.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { referenceVideo, type ContentShapes } from '../stitch/content-shape.js';
-import { AnnouncedBreaks, guidedMediaPlaylist, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
+import { AnnouncedBreaks, guidedMediaPlaylist, hasOwnDates, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
 import { stitchMediaPlaylist, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import type { SessionStore } from '../store/session-store.js';
 import { relativeAssetListUri } from './asset-routes.js';
@@ -60,12 +60,7 @@ export class GuidedPlayback {
     const pl = parsed.playlist;
     const target = pl.targetDuration || 6;
     const text = derive(fetched, `guided ${entry.kind}`, () => {
-      // rendition reports name the other renditions' playlists by their number, relative like the asset lists
-      const renditionReportUri = (abs: string): string | undefined => {
-        const other = session.variants.find((v) => v.uri === abs);
-        return other ? `${other.n}.m3u8` : undefined;
-      };
-      const passThrough = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: entry.kind, renditionReportUri }).text;
+      const passThrough = this.passThrough(fetched, pl, entry, session);
       // the interstitials ride on the video playlists, whose dates players schedule them by
       if (entry.kind !== 'video') return passThrough;
       const { firstSegmentMs, breaks } = this.breaks(fetched, parsed.playlist, parsed.avails, session, vod);
@@ -76,28 +71,36 @@ export class GuidedPlayback {
     return reply;
   }
 
+  /**
+   * The origin's playlist as the proxy passes content on (absolute URIs, every tag kept), once per origin fetch; its
+   * rendition reports name the other renditions by their number, relative like the asset lists.
+   */
+  private passThrough(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord): string {
+    return derive(fetched, `guided pass-through ${entry.kind}`, () => stitchMediaPlaylist(pl, {
+      originUrl: entry.uri, avails: [], trackKind: entry.kind,
+      renditionReportUri: (abs) => { const other = session.variants.find((v) => v.uri === abs); return other ? `${other.n}.m3u8` : undefined; },
+    }).text);
+  }
+
   /** A guided VOD without cues: the content and an interstitial per break of the session's VMAP (none: the content). */
   async vmapPlaylist(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, adServer: string): Promise<Reply> {
-    const passThrough = this.playlist(fetched, { playlist: pl, avails: [] }, { ...entry, kind: 'audio' }, session, true).body;
     const breaks = await this.vmapBreaks(pl, session, adServer);
-    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-    const text = guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(dated ? {} : { firstSegmentMs: VOD_DATE_BASE_MS }) });
+    const firstSegmentMs = hasOwnDates(pl) ? undefined : VOD_DATE_BASE_MS;
+    const text = guidedMediaPlaylist(this.passThrough(fetched, pl, entry, session), pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
     return playlist(text, false);
   }
 
   /** The VMAP breaks of a guided VOD session as interstitials (the store away: none, the content plays). */
   private async vmapBreaks(pl: MediaPlaylist, session: SessionRecord, adServer: string): Promise<InterstitialBreak[]> {
     const avails = await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, adServer, pl), [], 'read');
-    const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-    return vmapInterstitials(pl, avails, segmentDates(pl, dated ? undefined : VOD_DATE_BASE_MS));
+    return vmapInterstitials(pl, avails, segmentDates(pl, hasOwnDates(pl) ? undefined : VOD_DATE_BASE_MS));
   }
 
   /** A guided playlist's dates (where the origin has none), breaks and the date its window ends: once per origin fetch. */
   private breaks(fetched: OriginOk, pl: MediaPlaylist, avails: Avail[], session: SessionRecord, vod: boolean):
     { firstSegmentMs?: number; breaks: InterstitialBreak[]; windowEndMs?: number } {
     return derive(fetched, 'guided breaks', () => {
-      const dated = pl.segments.length > 0 && pl.segments.every((x) => x.pdtMs !== undefined);
-      const firstSegmentMs = dated ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
+      const firstSegmentMs = hasOwnDates(pl) ? undefined : vod ? VOD_DATE_BASE_MS : this.liveDates.firstSegmentMs(session.origin, pl, this.deps.now());
       const dates = segmentDates(pl, firstSegmentMs);
       const breaks = interstitialBreaks(pl, avails, dates, vod ? undefined : (ms, slotMs) => this.announced.near(session.origin, ms, slotMs));
       if (!vod) this.announced.remember(session.origin, breaks);

@@ -41,6 +41,11 @@ export const interstitialId = (startMs: number): string => `break-${Math.round(s
 /** Characters an attribute's quoted string cannot hold (RFC 8216 §4.2: no quote, CR or LF). */
 const unquotable = /["\r\n]/g;
 
+/** Whether the origin's playlist dates every segment itself (else the proxy adds dates: see GuidedOptions.firstSegmentMs). */
+export function hasOwnDates(pl: MediaPlaylist): boolean {
+  return pl.segments.length > 0 && pl.segments.every((s) => s.pdtMs !== undefined);
+}
+
 /** The segments' dates: the origin's, or counted from `firstSegmentMs` through the durations (undefined: none known). */
 export function segmentDates(pl: MediaPlaylist, firstSegmentMs?: number): Array<number | undefined> {
   if (firstSegmentMs === undefined) return pl.segments.map((s) => s.pdtMs);
