@@ -69,6 +69,19 @@ export interface Adinsert {
   adServerMaxRps?: number;
   insertionMode: 'stitched' | 'guided';
   insertionModeOverride: boolean;
+  personalizationThresholdSeconds?: number;
+  availSuppression?: {
+    mode: 'OFF' | 'BEHIND_LIVE_EDGE' | 'AFTER_LIVE_EDGE';
+    value: string;
+    fillPolicy: 'PARTIAL_AVAIL' | 'FULL_AVAIL_ONLY';
+  };
+  bumperStartUrl?: string;
+  bumperEndUrl?: string;
+  livePrerollAdServer?: string;
+  livePrerollMaxSeconds?: number;
+  adMarkerPassthrough: boolean;
+  contentSegmentPrefix?: string;
+  adSegmentPrefix?: string;
 }
 
 /** A broker channel (GET /broker/channels/{guid}). */

@@ -8,8 +8,45 @@ export type AdinsertType = (typeof ADINSERT_TYPES)[number];
 export const INSERTION_MODES = ['stitched', 'guided'] as const;
 export type InsertionMode = (typeof INSERTION_MODES)[number];
 
+/** Avail suppression modes (issue 31, the managed services' names): which breaks get no ad decision. */
+export const AVAIL_SUPPRESSION_MODES = ['OFF', 'BEHIND_LIVE_EDGE', 'AFTER_LIVE_EDGE'] as const;
+export type AvailSuppressionMode = (typeof AVAIL_SUPPRESSION_MODES)[number];
+/** A viewer joining mid-break: the rest of it filled (PARTIAL_AVAIL) or no decision at all (FULL_AVAIL_ONLY). */
+export const AVAIL_FILL_POLICIES = ['PARTIAL_AVAIL', 'FULL_AVAIL_ONLY'] as const;
+export type AvailFillPolicy = (typeof AVAIL_FILL_POLICIES)[number];
+
+export interface AvailSuppression {
+  mode: AvailSuppressionMode;
+  /** how far from the live edge, seconds (written HH:MM:SS) */
+  valueSeconds: number;
+  fillPolicy: AvailFillPolicy;
+}
+
+/**
+ * The ad-operations policies of a configuration (issue 31). Every field is optional: left out, behaviour is the one
+ * before the field existed.
+ */
+export interface AdPolicies {
+  /** a break whose ads leave more than this unfilled (s) is not personalised: the viewer sees the content */
+  personalizationThresholdSeconds?: number;
+  availSuppression?: AvailSuppression;
+  /** short clips (≤ 10 s) played at the start and end of every filled break */
+  bumperStartUrl?: string;
+  bumperEndUrl?: string;
+  /** the ad server asked for a live viewer's pre-roll when they join ([variables] allowed) */
+  livePrerollAdServer?: string;
+  /** the longest live pre-roll, s */
+  livePrerollMaxSeconds?: number;
+  /** false: the origin's cue tags are removed from the stitched playlist (default true: kept for downstream systems) */
+  adMarkerPassthrough?: boolean;
+  /** a content segment's URL: this prefix + its path after source_url */
+  contentSegmentPrefix?: string;
+  /** an ad segment's URL: this prefix + its path after the engine's public URL */
+  adSegmentPrefix?: string;
+}
+
 /** What the proxy and the live channels need: the stored record with its organization. */
-export interface AdinsertConfig {
+export interface AdinsertConfig extends AdPolicies {
   guid: string;
   organizationId: string;
   name: string;

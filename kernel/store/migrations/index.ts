@@ -10,6 +10,7 @@ import * as m0009 from './0009-hardening.js';
 import * as m0010 from './0010-channel-commands.js';
 import * as m0011 from './0011-adinsert-ad-server-rate.js';
 import * as m0012 from './0012-adinsert-insertion-mode.js';
+import * as m0013 from './0013-adinsert-ad-policies.js';
 
 /** Every migration, in order. A resource adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0010-channel-commands': m0010,
   '0011-adinsert-ad-server-rate': m0011,
   '0012-adinsert-insertion-mode': m0012,
+  '0013-adinsert-ad-policies': m0013,
 };
