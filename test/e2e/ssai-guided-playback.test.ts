@@ -1,7 +1,8 @@
 // Issue 30 point 5: guided streams (HLS Interstitials) played in hls.js 1.7 in Chromium, for a muxed MPEG-TS origin
 // and a demuxed fMP4 origin, VOD and live: hls.js's interstitial events show each break's assets started and ended,
 // the primary content resumed where it should, no fatal error; and the assets' segments fired the viewer's beacons.
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -9,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { absoluteSegments, decodeSpans } from '../helpers/hls-decode.js';
+import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
+import { INTERSTITIAL_CLASS } from '../../ssai/stitch/interstitials.js';
 
 /** The player page: hls.js with its interstitial events recorded (time: the primary's playhead when each came). */
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
@@ -120,6 +124,40 @@ describe.each<OriginLayout>(['muxed-ts', 'demuxed-fmp4'])('guided playback in hl
     expect(result.events.find((e) => e.name === 'asset-list')?.assets, summary).toBe(2);
     return started!;
   }
+
+  it('gives assets ffmpeg decodes whole: every rendition of every ad of a break, its audio as well', async () => {
+    const master = await h.get(`/v1/master/${vodGuid}/vod/master.m3u8?ads.mode=guided`);
+    const multivariant = scanMultivariantPlaylist(master.text).playlist!;
+    const mediaUrl = `${h.engine.url}${multivariant.variants[0]!.uri}`;
+    const media = await h.get(mediaUrl);
+    const range = media.text.split('\n').find((l) => l.startsWith('#EXT-X-DATERANGE:') && l.includes(INTERSTITIAL_CLASS))!;
+    const assetList = /X-ASSET-LIST="([^"]+)"/.exec(range)![1]!;
+    const assets = JSON.parse((await h.get(new URL(assetList, mediaUrl).href)).text) as { ASSETS: Array<{ URI: string; DURATION: number }> };
+    expect(assets.ASSETS).toHaveLength(2);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'guided-assets-'));
+    try {
+      for (const [i, asset] of assets.ASSETS.entries()) {
+        const assetMaster = scanMultivariantPlaylist((await h.get(asset.URI)).text).playlist!;
+        const playlists = [...assetMaster.variants.map((v) => v.uri), ...assetMaster.renditions.flatMap((r) => (r.uri ? [r.uri] : []))];
+        expect(assetMaster.variants.length).toBeGreaterThan(0);
+        // demuxed content: the ad's audio is a rendition of its own; muxed: every variant carries it
+        expect(assetMaster.renditions.length).toBe(layout === 'demuxed-fmp4' ? 1 : 0);
+        for (const uri of playlists) {
+          const url = new URL(uri, asset.URI).href;
+          const pl = scanMediaPlaylist((await h.get(url)).text).playlist!;
+          const decoded = await decodeSpans(absoluteSegments(pl.segments, url), dir, `ad${i}`);
+          const what = `${url}: ${JSON.stringify(decoded)}`;
+          expect(decoded.errors, what).toBe('');
+          expect(decoded.spans, what).toBeGreaterThan(0);
+          expect(decoded.seconds, what).toBeCloseTo(asset.DURATION, 0);
+          // ffmpeg decoded (nearly) all the media the playlist lists: within a frame or an audio packet per segment
+          expect(Math.abs(decoded.decodedSeconds - decoded.seconds), what).toBeLessThan(0.25);
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('plays a guided VOD through its interstitial and back to the content where it left', async (ctx) => {
     if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): guided playback is not checked`); return; }
