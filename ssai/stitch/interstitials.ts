@@ -41,20 +41,30 @@ export const interstitialId = (startMs: number): string => `break-${Math.round(s
 /** Characters an attribute's quoted string cannot hold (RFC 8216 §4.2: no quote, CR or LF). */
 const unquotable = /["\r\n]/g;
 
-/** Whether the origin's playlist dates every segment itself (else the proxy adds dates: see GuidedOptions.firstSegmentMs). */
+/**
+ * Whether the origin's playlist dates any segment itself; the others are dated from them (as players do). Without any,
+ * the proxy adds dates (see GuidedOptions.firstSegmentMs).
+ */
 export function hasOwnDates(pl: MediaPlaylist): boolean {
-  return pl.segments.length > 0 && pl.segments.every((s) => s.pdtMs !== undefined);
+  return pl.segments.some((s) => s.pdtMs !== undefined);
 }
 
-/** The segments' dates: the origin's, or counted from `firstSegmentMs` through the durations (undefined: none known). */
+/**
+ * The segments' dates: the origin's where it gives them, and from them through the durations for the segments it
+ * leaves undated (backward before its first date, forward after a discontinuity without one); with no date at all,
+ * counted from `firstSegmentMs` (undefined: none known).
+ */
 export function segmentDates(pl: MediaPlaylist, firstSegmentMs?: number): Array<number | undefined> {
-  if (firstSegmentMs === undefined) return pl.segments.map((s) => s.pdtMs);
-  let at = firstSegmentMs;
-  return pl.segments.map((s) => {
-    const here = at;
-    at += s.duration * 1000;
-    return here;
-  });
+  const dates: Array<number | undefined> = pl.segments.map((s) => s.pdtMs);
+  const firstDated = dates.findIndex((d) => d !== undefined);
+  if (firstDated < 0) {
+    if (firstSegmentMs === undefined) return dates;
+    dates[0] = firstSegmentMs;
+  } else {
+    for (let i = firstDated - 1; i >= 0; i--) dates[i] = dates[i + 1]! - pl.segments[i]!.duration * 1000;
+  }
+  for (let i = 1; i < dates.length; i++) dates[i] ??= dates[i - 1]! + pl.segments[i - 1]!.duration * 1000;
+  return dates;
 }
 
 /**
@@ -147,23 +157,26 @@ function round3(x: number): number {
 
 /**
  * The guided playlist: `passThrough` (the origin playlist as the proxy passes it on, one `#EXTINF` per segment of
- * `pl`, in order) with program date-times where the origin has none and an interstitial per break, placed before the
- * first segment.
+ * `pl`, in order) with an interstitial per break, placed before the first segment, and a program date-time on each
+ * segment that starts an undated run (the first, or one after a discontinuity), so that players resolve every date
+ * as the proxy does. A segment the origin dated keeps its date.
  */
 export function guidedMediaPlaylist(passThrough: string, pl: MediaPlaylist, breaks: readonly InterstitialBreak[], opts: GuidedOptions): string {
   const dates = segmentDates(pl, opts.firstSegmentMs);
   const live = !pl.endList;
   const ranges = breaks.map((b) => interstitialDateRange(b, live, opts.assetListUri(b.id)));
-  if (!ranges.length && opts.firstSegmentMs === undefined) return passThrough;
+  const undatedRunStart = (k: number): boolean => {
+    const seg = pl.segments[k];
+    return seg !== undefined && seg.pdtMs === undefined && (k === 0 || seg.discontinuity) && dates[k] !== undefined;
+  };
+  if (!ranges.length && !pl.segments.some((_, k) => undatedRunStart(k))) return passThrough;
   const lines = passThrough.split('\n');
   const out: string[] = [];
   let k = 0;
   for (const line of lines) {
     if (line.startsWith('#EXTINF')) {
       if (k === 0) out.push(...ranges);
-      // a date on the first segment and after each discontinuity (where a player's count of dates restarts)
-      const seg = pl.segments[k];
-      if (opts.firstSegmentMs !== undefined && seg && (k === 0 || seg.discontinuity)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(dates[k]!).toISOString()}`);
+      if (undatedRunStart(k)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(dates[k]!).toISOString()}`);
       k++;
     }
     out.push(line);
