@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEngine } from '../helpers/engine.js';
-import { parsePlaylist } from '../unit/ssai/helpers/parsed-playlist.js';
+import { parsePlaylist, type ParsedPlaylist } from '../unit/ssai/helpers/parsed-playlist.js';
+import { scanMediaPlaylist } from '../../media/playlist-scanner.js';
+import { INTERSTITIAL_CLASS } from '../../ssai/stitch/interstitials.js';
 import { startEngineWith, variantUrls } from './setup.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/playlists');
@@ -45,7 +47,17 @@ async function until(what: string, ok: () => boolean, timeoutMs = 20_000): Promi
   }
 }
 
-describe('hand-written playlists through the proxy', () => {
+/** The parsed playlist without what a guided playlist adds: the interstitial date ranges and program date-times. */
+function withoutGuidedAdditions(p: ParsedPlaylist): ParsedPlaylist {
+  const out: ParsedPlaylist = { ...p, dateRanges: (p.dateRanges as Array<Record<string, unknown>>).filter((r) => r.class !== INTERSTITIAL_CLASS) };
+  delete out.dateTimeString;
+  delete out.dateTimeObject;
+  out.segments = p.segments.map(({ dateTimeString: _s, dateTimeObject: _o, programDateTime: _p, ...rest }) => rest);
+  return out;
+}
+
+describe.each(['stitched', 'guided'])('hand-written playlists through the proxy, %s', (mode) => {
+  const guided = mode === 'guided';
   let engine: TestEngine;
   let origin: Awaited<ReturnType<typeof fixtureOrigin>>;
   let guid: string;
@@ -65,25 +77,36 @@ describe('hand-written playlists through the proxy', () => {
   }, 60_000);
   afterAll(async () => { await engine?.close(); await origin?.close(); });
 
+  const query = guided ? '?ads.mode=guided' : '';
+
   it.each(files.filter((f) => !f.startsWith('broken-') && f !== 'll-master.m3u8'))('gives %s back with the same meaning', async (file) => {
-    const master = await get(`/v1/master/${guid}/${file}`);
+    const master = await get(`/v1/master/${guid}/${file}${query}`);
     expect(master.status, master.text).toBe(200);
-    const media = await get(variantUrls(master.text)[0]!);
+    const mediaUrl = variantUrls(master.text)[0]!;
+    const media = await get(mediaUrl);
     expect(media.status, media.text).toBe(200);
-    const before = parsePlaylist(readFileSync(path.join(FIXTURES, file), 'utf8'), `${origin.url}/pl/${file}`);
-    const after = parsePlaylist(media.text);
+    const originText = readFileSync(path.join(FIXTURES, file), 'utf8');
+    let before = parsePlaylist(originText, `${origin.url}/pl/${file}`);
+    let after = parsePlaylist(media.text, `${engine.url}${mediaUrl}`);
     if (file.startsWith('odd-')) { delete before.targetDuration; delete after.targetDuration; } // repaired (unit tests)
+    if (guided) {
+      // every segment dated, the origin's dates kept (the interstitials are placed by date)
+      const [ours, theirs] = [scanMediaPlaylist(media.text).playlist!.segments, scanMediaPlaylist(originText).playlist!.segments];
+      expect(ours.every((seg) => seg.pdtMs !== undefined)).toBe(true);
+      ours.forEach((seg, i) => { if (theirs[i]!.pdtMs !== undefined) expect(seg.pdtMs).toBe(theirs[i]!.pdtMs); });
+      [before, after] = [withoutGuidedAdditions(before), withoutGuidedAdditions(after)];
+    }
     expect(after).toEqual(before);
   });
 
   it.each(['broken-not-hls.m3u8', 'broken-empty.m3u8'])('answers %s with a 502 and its code', async (file) => {
-    const res = await get(`/v1/master/${guid}/${file}`);
+    const res = await get(`/v1/master/${guid}/${file}${query}`);
     expect(res.status).toBe(502);
     expect(JSON.parse(res.text)).toMatchObject({ code: 'ORIGIN_NOT_HLS' });
   });
 
   it.each(['broken-truncated.m3u8', 'broken-garbage-numbers.m3u8'])('plays what it can of %s without a 5xx', async (file) => {
-    const master = await get(`/v1/master/${guid}/${file}`);
+    const master = await get(`/v1/master/${guid}/${file}${query}`);
     expect(master.status).toBe(200);
     const media = await get(variantUrls(master.text)[0]!);
     expect(media.status, media.text).toBe(200);
@@ -91,7 +114,7 @@ describe('hand-written playlists through the proxy', () => {
   });
 
   it('sends delivery directives on to the origin, holds the reload while the origin holds it, and shares one request', async () => {
-    const master = await get(`/v1/master/${guid}/ll-master.m3u8`);
+    const master = await get(`/v1/master/${guid}/ll-master.m3u8${query}`);
     expect(master.status, master.text).toBe(200);
     const video = variantUrls(master.text).find((u) => u.endsWith('/1.m3u8'))!;
     origin.state.hold = true;
@@ -110,10 +133,11 @@ describe('hand-written playlists through the proxy', () => {
         expect(r.status).toBe(200);
         expect(r.text).toContain(`#EXT-X-PART:DURATION=0.33334,URI="${origin.url}/pl/filePart271.0.mp4",INDEPENDENT=YES`);
         expect(r.text).not.toContain('CAN-SKIP-UNTIL');
-        // Rendition reports name this session's routes of those renditions: the player's next blocking request goes through us.
-        const sessionRoute = video.replace(/\/\d+\.m3u8$/, '');
-        expect(r.text).toContain(`#EXT-X-RENDITION-REPORT:URI="${sessionRoute}/2.m3u8",LAST-MSN=272,LAST-PART=2`);
-        expect(r.text).toContain(`#EXT-X-RENDITION-REPORT:URI="${sessionRoute}/0.m3u8",LAST-MSN=272,LAST-PART=2`);
+        // Rendition reports name this session's routes of those renditions: the player's next blocking request goes
+        // through us. Guided: relative, as the playlist names no viewer.
+        const sessionRoute = guided ? '' : `${video.replace(/\/\d+\.m3u8$/, '')}/`;
+        expect(r.text).toContain(`#EXT-X-RENDITION-REPORT:URI="${sessionRoute}2.m3u8",LAST-MSN=272,LAST-PART=2`);
+        expect(r.text).toContain(`#EXT-X-RENDITION-REPORT:URI="${sessionRoute}0.m3u8",LAST-MSN=272,LAST-PART=2`);
       }
     } finally {
       origin.state.hold = false;
@@ -122,7 +146,7 @@ describe('hand-written playlists through the proxy', () => {
   });
 
   it('refuses a malformed directive with a 400 naming it', async () => {
-    const master = await get(`/v1/master/${guid}/ll-master.m3u8`);
+    const master = await get(`/v1/master/${guid}/ll-master.m3u8${query}`);
     const video = variantUrls(master.text).find((u) => u.endsWith('/1.m3u8'))!;
     const res = await get(`${video}?_HLS_part=2`);
     expect(res.status).toBe(400);
