@@ -174,6 +174,30 @@ describe.each<OriginLayout>(['muxed-ts', 'demuxed-fmp4'])('guided playback in hl
     expect(h.vast.beaconCount('impression', 'a') - impressions).toBe(1);
   }, 90_000);
 
+  it('plays the VMAP pre-roll of a guided VOD before the content, then the content from its start', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): guided playback is not checked`); return; }
+    const vmapGuid = await h.configure('/vmap', { type: 'broker' });
+    h.origin.cueForm = 'none';
+    try {
+      const result = await play(`${h.engine.url}/v1/master/${vmapGuid}/vod/master.m3u8?ads.mode=guided`, { start: 0, rate: 2, timeoutMs: 45_000 });
+      const summary = JSON.stringify({ ...result, primaryTimes: result.primaryTimes.filter((_, i) => i % 8 === 0) });
+      expect(result.fatal, summary).toBeNull();
+      expect(result.events.filter((e) => e.name === 'asset-error'), summary).toEqual([]);
+      // the first interstitial is the pre-roll (one ad, inline in the VMAP), played before the content moved
+      const started = result.events.find((e) => e.name === 'started');
+      expect(started?.primary, summary).toBeLessThan(0.5);
+      const firstPass = result.events.slice(result.events.indexOf(started!));
+      const resumedAt = firstPass.findIndex((e) => e.name === 'resumed');
+      expect(resumedAt, summary).toBeGreaterThan(0);
+      expect(firstPass.slice(0, resumedAt).filter((e) => e.name === 'asset-started').map((e) => e.index), summary).toEqual([0]);
+      expect(result.events.find((e) => e.name === 'asset-list')?.assets, summary).toBe(1);
+      // the content starts from its beginning after the pre-roll
+      expect(firstPass[resumedAt]!.primary, summary).toBeLessThan(1);
+    } finally {
+      h.origin.cueForm = 'cue-out';
+    }
+  }, 90_000);
+
   it('plays a guided live stream through its interstitial, resuming after the break, while the window moves in real time', async (ctx) => {
     if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): guided playback is not checked`); return; }
     // hls.js starts about 3 target durations behind the edge: ~3 s of content, then the break. The window stays still
