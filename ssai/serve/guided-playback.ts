@@ -12,7 +12,7 @@ import { ssaiError, type SsaiError } from '../errors.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { referenceVideo, type ContentShapes } from '../stitch/content-shape.js';
-import { AnnouncedBreaks, guidedMediaPlaylist, hasOwnDates, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type InterstitialBreak } from '../stitch/interstitials.js';
+import { anchorAtLast, AnnouncedBreaks, firstSegmentMsFrom, guidedMediaPlaylist, hasOwnDates, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type DateAnchor, type InterstitialBreak } from '../stitch/interstitials.js';
 import { stitchMediaPlaylist, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import type { SessionStore } from '../store/session-store.js';
 import { relativeAssetListUri } from './asset-routes.js';
@@ -39,6 +39,10 @@ export interface GuidedPlaybackDeps {
   /** a decision joins the session's cached list */
   keepDecided: (hot: HotSession, decided: AvailRecord) => Promise<void>;
 }
+
+/** How long a stream's shared date anchor outlives its last refresh: an hour without viewers, then the clock again. */
+const DATE_ANCHOR_TTL_MS = 3_600_000;
+const dateAnchorKey = (stream: string): string => `dates:${stream}`;
 
 /** Target durations a guided asset list may wait for its decision (see decision). */
 const GUIDED_DEADLINE_TARGETS = 2;
@@ -69,6 +73,28 @@ export class GuidedPlayback {
     const reply = playlist(text, !vod);
     if (!vod) reply.headers = { 'cache-control': `public, max-age=${Math.max(1, Math.floor(target / 2))}` };
     return reply;
+  }
+
+  /**
+   * A guided live stream whose origin writes no dates is dated from one anchor every proxy process shares through the
+   * session store (the first to see the stream sets it from its clock), so a viewer whose reloads land on different
+   * processes sees the same dates and interstitial ids. Once per origin fetch, before the playlist and the asset list
+   * are rendered; the anchor is written back as the window moves. The store away: this process's own anchor.
+   */
+  async shareDates(fetched: OriginOk, pl: MediaPlaylist, session: SessionRecord, vod: boolean): Promise<void> {
+    if (vod || !pl.segments.length || hasOwnDates(pl) || this.deps.store.available === false) return;
+    await derive(fetched, 'guided shared dates', async () => {
+      const key = dateAnchorKey(session.origin);
+      try {
+        const stored = await this.deps.store.get<DateAnchor>(key)
+          ?? (await this.deps.store.setIfAbsent(key, this.liveDates.anchor(session.origin) ?? LiveDateAnchors.fresh(pl, this.deps.now()), DATE_ANCHOR_TTL_MS)).value;
+        this.liveDates.adopt(session.origin, stored);
+        const moved = anchorAtLast(pl, firstSegmentMsFrom(stored, pl));
+        if (moved.sequence !== stored.sequence) await this.deps.store.set(key, moved, DATE_ANCHOR_TTL_MS);
+      } catch (e) {
+        this.deps.logger.warn({ err: e, stream: session.origin }, 'guided dates: the shared anchor is unreadable; this process dates the stream alone');
+      }
+    });
   }
 
   /**
@@ -154,6 +180,7 @@ export class GuidedPlayback {
     if (!fetched || !parsed?.playlist) return ssaiError('BREAK_NOT_FOUND');
     // the break as the interstitial named it (by its start), decided under that name; a VOD without cues: its VMAP's
     const vod = isVodPlaylist(parsed.playlist);
+    await this.shareDates(fetched, parsed.playlist, session, vod);
     const found = vod && !parsed.avails.length ? (await this.vmapBreaks(parsed.playlist, session, config.adServer)).find((b) => b.id === breakId)
       : this.breaks(fetched, parsed.playlist, parsed.avails, session, vod).breaks.find((b) => b.id === breakId);
     if (!found) return ssaiError('BREAK_NOT_FOUND');

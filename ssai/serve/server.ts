@@ -385,6 +385,7 @@ export class SsaiServer {
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
     if (session.mode === 'guided') {
+      if (entry.kind === 'video') await this.guided.shareDates(fetched, pl, session, vod);
       if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config.adServer);
       // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
       if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer) };

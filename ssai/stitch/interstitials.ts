@@ -209,37 +209,61 @@ export class AnnouncedBreaks {
   }
 }
 
+/** A date a live stream without program date-times is counted from: the segment numbered `sequence` starts at `ms`. */
+export interface DateAnchor { sequence: number; ms: number }
+
 /**
- * Dates for a live origin without program date-times, kept per stream in this process: the first window seen is
- * dated from the clock, every later one from a segment both share, so dates never jump while the windows overlap.
- * (Another proxy process dates the same stream from its own clock: guided live sessions of such origins stay on one
- * process, or the origin writes EXT-X-PROGRAM-DATE-TIME, as packagers do.)
+ * The date of the window's first segment counted from an anchor: through the durations of the segments the window
+ * lists when the anchor's segment is among them, else in target durations. Pure, so every proxy process counting from
+ * one anchor (shared through the session store) gives a stream the same dates.
+ */
+export function firstSegmentMsFrom(anchor: DateAnchor, pl: MediaPlaylist): number {
+  const first = pl.segments[0]!;
+  const k = anchor.sequence - first.mediaSequence;
+  if (k >= 0 && k < pl.segments.length) {
+    let ms = anchor.ms;
+    for (let i = 0; i < k; i++) ms -= pl.segments[i]!.duration * 1000;
+    return ms;
+  }
+  return anchor.ms - k * (pl.targetDuration || 6) * 1000;
+}
+
+/** The anchor at the window's last segment (the next window still lists it), given its first segment's date. */
+export function anchorAtLast(pl: MediaPlaylist, firstSegmentMs: number): DateAnchor {
+  let ms = firstSegmentMs;
+  for (let i = 0; i < pl.segments.length - 1; i++) ms += pl.segments[i]!.duration * 1000;
+  return { sequence: pl.segments[pl.segments.length - 1]!.mediaSequence, ms };
+}
+
+/**
+ * Dates for a live origin without program date-times, kept per stream in this process: a stream is dated from its
+ * anchor (adopted from the session store, where every process shares one; else set from the clock on first sight:
+ * the window's end is now), which moves on with the window.
  */
 export class LiveDateAnchors {
-  private readonly anchors = new Map<string, { sequence: number; ms: number }>();
+  private readonly anchors = new Map<string, DateAnchor>();
   constructor(private readonly max = 10_000) {}
+
+  /** The anchor a stream would get on first sight now. */
+  static fresh(pl: MediaPlaylist, nowMs: number): DateAnchor {
+    return anchorAtLast(pl, nowMs - pl.segments.reduce((t, s) => t + s.duration, 0) * 1000);
+  }
+
+  /** Takes the anchor another process set (see firstSegmentMsFrom). */
+  adopt(stream: string, anchor: DateAnchor): void {
+    if (!this.anchors.has(stream) && this.anchors.size >= this.max) this.anchors.delete(this.anchors.keys().next().value!);
+    this.anchors.set(stream, anchor);
+  }
+
+  anchor(stream: string): DateAnchor | undefined {
+    return this.anchors.get(stream);
+  }
 
   /** The date of the window's first segment; `nowMs` dates the window's end when the stream is new here. */
   firstSegmentMs(stream: string, pl: MediaPlaylist, nowMs: number): number {
-    const first = pl.segments[0];
-    if (!first) return nowMs;
-    const known = this.anchors.get(stream);
-    let ms: number | undefined;
-    if (known) {
-      // walk from the anchor to the first segment through the durations of the segments this window lists
-      const k = known.sequence - first.mediaSequence;
-      if (k >= 0 && k < pl.segments.length) {
-        ms = known.ms;
-        for (let i = 0; i < k; i++) ms -= pl.segments[i]!.duration * 1000;
-      }
-    }
-    if (ms === undefined) ms = nowMs - pl.segments.reduce((t, s) => t + s.duration, 0) * 1000;
-    // the anchor moves to the window's last segment: the next window still lists it
-    const last = pl.segments[pl.segments.length - 1]!;
-    let lastMs = ms;
-    for (let i = 0; i < pl.segments.length - 1; i++) lastMs += pl.segments[i]!.duration * 1000;
-    if (!known && this.anchors.size >= this.max) this.anchors.delete(this.anchors.keys().next().value!);
-    this.anchors.set(stream, { sequence: last.mediaSequence, ms: lastMs });
+    if (!pl.segments[0]) return nowMs;
+    const ms = firstSegmentMsFrom(this.anchors.get(stream) ?? LiveDateAnchors.fresh(pl, nowMs), pl);
+    this.adopt(stream, anchorAtLast(pl, ms));
     return ms;
   }
 }

@@ -173,4 +173,36 @@ describe('one session, the same ads', () => {
       await e2.close();
     }
   });
+
+  it('two engines on one Redis date a guided live stream without program date-times alike', async (ctx) => {
+    if (!(await redisAvailable())) return ctx.skip();
+    const env = { REDIS_URL };
+    const e1 = await startEngineWith({ env });
+    const e2 = await startEngineWith({ env });
+    try {
+      const one = await startSsai({ engine: e1, origin: { cueForm: 'cue-out' } });
+      one.origin.programDateTime = false;
+      const g1 = await one.configure('/vast4');
+      const row = await e1.ctx.store.db.selectFrom('adinserts').selectAll().where('id', '=', g1).executeTakeFirstOrThrow();
+      await e2.ctx.store.db.insertInto('adinserts').values({ ...row, organization_id: e2.defaultOrganizationId }).execute();
+      one.origin.position = (3 * CLIP_SEGMENTS + BREAK_START + 3) * SEGMENT_SECONDS;
+      // this stream is new to both processes: each would date it from its own clock at first sight
+      const master = await one.get(`/v1/master/${g1}/live/master.m3u8?ads.mode=guided&stream=${Date.now()}`);
+      const v0 = variantUrls(master.text).find((u) => !master.text.includes(`URI="${u}"`))!;
+      const r1 = await (await fetch(`${e1.url}${v0}`)).text();
+      await new Promise((r) => setTimeout(r, 300));
+      const r2 = await (await fetch(`${e2.url}${v0}`)).text();
+      expect(r1).toContain('#EXT-X-PROGRAM-DATE-TIME:');
+      expect(r1).toContain('com.apple.hls.interstitial');
+      expect(r2).toBe(r1);
+      // and the window moved on: both still agree, and the segments both listed keep their dates
+      one.origin.position += 2 * SEGMENT_SECONDS;
+      const [m1, m2] = [await (await fetch(`${e1.url}${v0}`)).text(), await (await fetch(`${e2.url}${v0}`)).text()];
+      expect(m2).toBe(m1);
+      await one.close();
+    } finally {
+      await e1.close();
+      await e2.close();
+    }
+  });
 });

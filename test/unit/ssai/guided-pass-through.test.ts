@@ -57,7 +57,7 @@ function guided(text: string): { out: string; passThrough: string; breaks: numbe
   return { out, passThrough, breaks: breaks.length, everyDated: pl.segments.every((seg) => seg.pdtMs !== undefined) };
 }
 
-const errorCodes = (text: string): string[] => [...new Set(checkMediaPlaylist(text).filter((f) => f.severity === 'error').map((f) => f.code))];
+const errorCodes = (text: string): string[] => [...new Set(checkMediaPlaylist(text).filter((f) => f.severity === 'error').map((f) => f.rule))];
 
 describe('guided playlists of generated origins (issue 30)', () => {
   it('keep the origin\'s segments, numbers and dates, date every segment, and add no check-playlist error', () => {
