@@ -3,10 +3,15 @@
 // empty subtitle) segment and ad init segment under the ad CDN by its path after the engine's public URL. The CDN
 // contract is checked as a CDN would use it: the origin serves a content URI's path, the engine serves an ad URI's
 // path (public URL + the part after the prefix) and fires its beacons. Stitched and guided.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { generateMedia } from '../../fixtures/generate-media.js';
+import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
+import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { checkMediaPlaylist } from '../../ssai/check/playlist-checker.js';
 import { INTERSTITIAL_CLASS } from '../../ssai/stitch/interstitials.js';
@@ -33,11 +38,11 @@ describe('CDN prefixes', () => {
   let publicUrl: string;
   const guids: Record<string, string> = {};
 
-  async function configure(source: string, prefixes: boolean): Promise<string> {
+  async function configure(source: string, prefixes: boolean, extra: Record<string, string> = {}): Promise<string> {
     const created = await h.engine.api('POST', '/broker/adinserts', {
       headers: h.auth,
       body: { name: 'prefixes', type: 'live', ad_server: `${h.vast.url}/vast4`, source_url: source,
-        ...(prefixes ? { content_segment_prefix: CONTENT, ad_segment_prefix: AD } : {}) },
+        ...(prefixes ? { content_segment_prefix: CONTENT, ad_segment_prefix: AD } : {}), ...extra },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     return created.body.guid as string;
@@ -138,6 +143,33 @@ describe('CDN prefixes', () => {
     }
     await h.engine.ctx.services.ssai!.beacons.idle();
     expect(h.vast.beaconCount('impression', 'a') - before).toBe(1);
+  });
+
+  it('counts slate as ad: its segments under the ad prefix, served by the engine', async () => {
+    const png = path.join(mkdtempSync(path.join(os.tmpdir(), 'engine-slate-')), 'slate.png');
+    await generateMedia('image', png);
+    const image = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(readFileSync(png)));
+    await new Promise<void>((r) => image.listen(0, '127.0.0.1', r));
+    try {
+      // /vast3 answers one ad shorter than the break: the rest is slate
+      expect(AD_SECONDS.a).toBeLessThan(BREAK_SECONDS);
+      const guid = await configure(`${h.origin.url}/`, true, { ad_server: `${h.vast.url}/vast3`, slate_ad: `http://127.0.0.1:${(image.address() as AddressInfo).port}/slate.png` });
+      h.origin.position = (9 * CLIP_SEGMENTS + BREAK_START + 6) * SEGMENT_SECONDS;
+      const [video] = await session(guid, 'live/master.m3u8');
+      const lines = video!.text.split('\n');
+      const ads = lines.flatMap((l, i) => (l.startsWith(`${AD}/v1/segment/`) ? [{ uri: l, seconds: Number(/^#EXTINF:([\d.]+)/.exec(lines[i - 1] ?? '')?.[1]) }] : []));
+      // the slate follows the ad (its ad index is 1) and the break keeps its length
+      const slate = ads.filter((a) => a.uri.split('/')[9] === '1');
+      expect(slate.length).toBeGreaterThan(0);
+      expect(ads.reduce((t, a) => t + a.seconds, 0)).toBeCloseTo(BREAK_SECONDS, 0);
+      for (const a of slate) {
+        const r = await throughAdCdn(a.uri);
+        expect(r.status, a.uri).toBe(302);
+        expect((await fetch(r.headers.get('location')!)).status).toBe(200);
+      }
+    } finally {
+      await new Promise<void>((r) => image.close(() => r()));
+    }
   });
 
   it('keeps a segment outside source_url at its own absolute URL', async () => {
