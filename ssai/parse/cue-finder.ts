@@ -89,6 +89,21 @@ function fromScte(kind: CueKind, info: SpliceInfo | undefined, extra: Partial<Cu
   return ev;
 }
 
+/**
+ * The tags parseCue reads, but for EXT-X-DATERANGE (a cue only with an SCTE35-OUT/-IN/-CMD attribute): a name added to
+ * its switch belongs here too, so that ad_marker_passthrough false removes every cue form read (issue 31 item 5).
+ */
+export const CUE_TAG_NAMES: ReadonlySet<string> = new Set(['EXT-X-CUE-OUT', 'EXT-X-CUE-OUT-CONT', 'EXT-X-CUE-IN',
+  'EXT-OATCLS-SCTE35', 'EXT-X-SPLICEPOINT-SCTE35', 'EXT-X-SCTE35']);
+
+/** Whether a tag is an ad marker of a form the cue finder reads (a malformed one too): a cue tag or an SCTE-35 DATERANGE. */
+export function isCueTag(tag: RawTag): boolean {
+  if (CUE_TAG_NAMES.has(tag.name)) return true;
+  if (tag.name !== 'EXT-X-DATERANGE' || !tag.value.includes('SCTE35-')) return false;
+  const a = parseAttributes(tag.value);
+  return a['SCTE35-OUT'] !== undefined || a['SCTE35-IN'] !== undefined || a['SCTE35-CMD'] !== undefined;
+}
+
 /** Translates one tag into a cue event; undefined when the tag is not a cue, or is a malformed one (then in warnings). */
 function eventOf(tag: RawTag, warnings: CueWarning[]): CueEvent | undefined {
   try {

@@ -5,6 +5,7 @@ import { keys, type AvailRecord } from '../decide/avail-record.js';
 import type { AdPlanner } from '../decide/ad-planner.js';
 import type { CreativeTrack } from '../stitch/creative-plan.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
+import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { trackFor } from './avail-placement.js';
 import { ssaiError } from '../errors.js';
 import type { HotSession, HotSessions } from './hot-sessions.js';
@@ -33,8 +34,11 @@ export class AssetRoutes {
     return reply;
   }
 
-  /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}/{adIndex}/{master|n}.m3u8 */
-  async assetPlaylist(guid: string, sid: string, breakIdRaw: string, adIndexRaw: string, file: string): Promise<Reply> {
+  /**
+   * GET /v1/manifest/{guid}/{sid}/assets/{breakId}/{adIndex}/{master|n}.m3u8; a media playlist's segments through the
+   * configuration's ad_segment_prefix (`policy.adUri`), the playlists themselves on the engine.
+   */
+  async assetPlaylist(guid: string, sid: string, breakIdRaw: string, adIndexRaw: string, file: string, policy?: Pick<PlaylistPolicy, 'adUri'>): Promise<Reply> {
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
     let breakId: string;
@@ -54,7 +58,7 @@ export class AssetRoutes {
     const entry = n ? hot.session.variants[Number(n[1])] : undefined;
     const track = entry ? trackFor(plan, entry) : undefined;
     if (!entry || !track) return fail(ssaiError('VARIANT_NOT_FOUND'));
-    return playlist(assetMedia(track, `${segmentBase}/${entry.n}`), false);
+    return playlist(assetMedia(track, `${segmentBase}/${entry.n}`, policy?.adUri ?? ((uri) => uri)), false);
   }
 }
 
@@ -80,12 +84,15 @@ function assetMultivariant(hot: HotSession, trackOf: (entry: VariantEntry) => Cr
   return `${lines.join('\n')}\n`;
 }
 
-/** One rendition of a creative: its segments through the beacon-firing redirect at `segmentBase`/{index}{ext}. */
-function assetMedia(track: CreativeTrack, segmentBase: string): string {
+/**
+ * One rendition of a creative: its segments through the beacon-firing redirect at `segmentBase`/{index}{ext}, each
+ * segment and the init segment as `adUri` lists them (a CDN prefix).
+ */
+function assetMedia(track: CreativeTrack, segmentBase: string, adUri: (uri: string) => string): string {
   const target = Math.max(1, Math.ceil(Math.max(...track.segments.map((s) => s.duration)) - 1e-6));
   const lines = ['#EXTM3U', `#EXT-X-VERSION:${track.mapUri ? 7 : 3}`, `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-MEDIA-SEQUENCE:0', '#EXT-X-PLAYLIST-TYPE:VOD'];
-  if (track.mapUri) lines.push(`#EXT-X-MAP:URI="${track.mapUri}"`);
-  track.segments.forEach((s, i) => lines.push(`#EXTINF:${s.duration.toFixed(3)},`, `${segmentBase}/${i}${segmentExtension(s.uri)}`));
+  if (track.mapUri) lines.push(`#EXT-X-MAP:URI="${adUri(track.mapUri)}"`);
+  track.segments.forEach((s, i) => lines.push(`#EXTINF:${s.duration.toFixed(3)},`, adUri(`${segmentBase}/${i}${segmentExtension(s.uri)}`)));
   lines.push('#EXT-X-ENDLIST');
   return `${lines.join('\n')}\n`;
 }

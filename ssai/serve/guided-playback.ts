@@ -14,6 +14,7 @@ import type { Avail } from '../parse/cue-finder.js';
 import { referenceVideo, type ContentShapes } from '../stitch/content-shape.js';
 import { anchorAtLast, AnnouncedBreaks, firstSegmentMsFrom, guidedMediaPlaylist, hasOwnDates, interstitialBreaks, LiveDateAnchors, segmentDates, vmapInterstitials, VOD_DATE_BASE_MS, type DateAnchor, type InterstitialBreak } from '../stitch/interstitials.js';
 import { stitchMediaPlaylist, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import type { SessionStore } from '../store/session-store.js';
 import { relativeAssetListUri } from './asset-routes.js';
 import { mergeRecords, type HotSession, type HotSessions } from './hot-sessions.js';
@@ -60,11 +61,11 @@ export class GuidedPlayback {
    * viewer's asset list (a relative URL: the text names no viewer). Rendered once per origin fetch and track kind,
    * whatever the audience; a CDN may hold a live one for half a target duration.
    */
-  playlist(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean): Reply {
+  playlist(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean, policy: PlaylistPolicy): Reply {
     const pl = parsed.playlist;
     const target = pl.targetDuration || 6;
-    const text = derive(fetched, `guided ${entry.kind}`, () => {
-      const passThrough = this.passThrough(fetched, pl, entry, session);
+    const text = derive(fetched, `guided ${entry.kind} ${policy.key}`, () => {
+      const passThrough = this.passThrough(fetched, pl, entry, session, policy);
       // the interstitials ride on the video playlists, whose dates players schedule them by
       if (entry.kind !== 'video') return passThrough;
       const { firstSegmentMs, breaks } = this.breaks(fetched, parsed.playlist, parsed.avails, session, vod);
@@ -99,20 +100,21 @@ export class GuidedPlayback {
 
   /**
    * The origin's playlist as the proxy passes content on (absolute URIs, every tag kept), once per origin fetch; its
-   * rendition reports name the other renditions by their number, relative like the asset lists.
+   * rendition reports name the other renditions by their number, relative like the asset lists. Once per
+   * configuration policy too (cues kept or removed, CDN prefixes).
    */
-  private passThrough(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord): string {
-    return derive(fetched, `guided pass-through ${entry.kind}`, () => stitchMediaPlaylist(pl, {
-      originUrl: entry.uri, avails: [], trackKind: entry.kind,
+  private passThrough(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, policy: PlaylistPolicy): string {
+    return derive(fetched, `guided pass-through ${entry.kind} ${policy.key}`, () => stitchMediaPlaylist(pl, {
+      originUrl: entry.uri, avails: [], trackKind: entry.kind, policy,
       renditionReportUri: (abs) => { const other = session.variants.find((v) => v.uri === abs); return other ? `${other.n}.m3u8` : undefined; },
     }).text);
   }
 
   /** A guided VOD without cues: the content and an interstitial per break of the session's VMAP (none: the content). */
-  async vmapPlaylist(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, adServer: string): Promise<Reply> {
+  async vmapPlaylist(fetched: OriginOk, pl: MediaPlaylist, entry: VariantEntry, session: SessionRecord, adServer: string, policy: PlaylistPolicy): Promise<Reply> {
     const breaks = await this.vmapBreaks(pl, session, adServer);
     const firstSegmentMs = hasOwnDates(pl) ? undefined : VOD_DATE_BASE_MS;
-    const text = guidedMediaPlaylist(this.passThrough(fetched, pl, entry, session), pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
+    const text = guidedMediaPlaylist(this.passThrough(fetched, pl, entry, session, policy), pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
     return playlist(text, false);
   }
 

@@ -16,6 +16,7 @@ import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-s
 import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
 import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
@@ -342,7 +343,7 @@ export class SsaiServer {
       hot = await this.sessions.load(guid, sid);
     } catch (e) {
       if (!isSessionStoreUnavailable(e)) throw e;
-      return this.contentWithoutSession(guid, n);
+      return this.contentWithoutSession(config, n);
     }
     if ('kind' in hot) return fail(hot);
     if (this.sessions.hasUnsaved && this.deps.store.available !== false && this.deps.now() - this.lastFlush > 1000) {
@@ -384,12 +385,13 @@ export class SsaiServer {
     let pl = parsed.playlist;
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
+    const policy = this.policyOf(config);
     if (session.mode === 'guided') {
       if (entry.kind === 'video') await this.guided.shareDates(fetched, pl, session, vod);
       if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config.adServer);
       // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
-      if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer) };
-      return { reply: this.guided.playlist(fetched, parsed, entry, session, vod) };
+      if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer, policy) };
+      return { reply: this.guided.playlist(fetched, parsed, entry, session, vod, policy) };
     }
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
     const renditionReportUri = (abs: string): string | undefined => {
@@ -398,7 +400,7 @@ export class SsaiServer {
       return other ? `/v1/manifest/${guid}/${SID_PLACEHOLDER}/${other.n}.m3u8` : undefined;
     };
     if (entry.kind === 'iframe') {
-      const r = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe', renditionReportUri });
+      const r = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe', renditionReportUri, policy });
       return { reply: playlist(render(r.text.split(MARK), sid, []), !vod), tail: r.tail };
     }
     const target = pl.targetDuration || 6;
@@ -433,7 +435,7 @@ export class SsaiServer {
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
     const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
-    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}`;
+    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}|${policy.key}`;
     const adIds: string[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
@@ -465,7 +467,7 @@ export class SsaiServer {
     // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
     // the bound stitch on their own).
     const stitch = () => stitchMediaPlaylist(pl, {
-      originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri,
+      originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri, policy,
       // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
       makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
         : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
@@ -494,15 +496,21 @@ export class SsaiServer {
    * A playlist of a session this process cannot read while the store is away (issue 27): its configuration's content
    * when every session of it seen here had one layout (variant n is then known), with no break stitched; else 503.
    */
-  private async contentWithoutSession(guid: string, n: number): Promise<Reply> {
+  private async contentWithoutSession(config: AdinsertConfig, n: number): Promise<Reply> {
     this.fallbacks.count('session');
-    const entry = this.sessions.layoutOf(guid)?.variants[n];
+    const entry = this.sessions.layoutOf(config.guid)?.variants[n];
     if (!entry) return fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
     const fetched = await this.deps.origin.fetch(entry.uri);
     if (!fetched.ok) return fail(fetched.error);
     const parsed = parsedMedia(fetched, this.deps.metrics);
     if (!parsed.playlist) return fail(ssaiError('ORIGIN_NOT_HLS', parsed.error));
-    return playlist(stitchMediaPlaylist(parsed.playlist, { originUrl: entry.uri, avails: [], trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH }).text, !isVodPlaylist(parsed.playlist));
+    const policy = this.policyOf(config);
+    return playlist(stitchMediaPlaylist(parsed.playlist, { originUrl: entry.uri, avails: [], trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, policy }).text, !isVodPlaylist(parsed.playlist));
+  }
+
+  /** The configuration's cue passthrough and CDN prefixes (issue 31 item 5), ad URIs under the engine's public URL. */
+  private policyOf(config: AdinsertConfig): PlaylistPolicy {
+    return playlistPolicy(config, this.deps.publicUrl?.() ?? '');
   }
 
   /**
@@ -596,7 +604,11 @@ export class SsaiServer {
 
   /** GET /v1/manifest/{guid}/{sid}/assets/{breakId}.json, and the playlists of its assets (asset-routes.ts). */
   private async assets(segments: string[], guid: string, sid: string): Promise<Reply> {
-    if (segments.length === 9) return this.assetRoutes.assetPlaylist(guid, sid, segments[6] ?? '', segments[7] ?? '', segments[8] ?? '');
+    if (segments.length === 9) {
+      const config = await this.config(guid);
+      if ('kind' in config) return fail(config);
+      return this.assetRoutes.assetPlaylist(guid, sid, segments[6] ?? '', segments[7] ?? '', segments[8] ?? '', this.policyOf(config));
+    }
     const file = segments[6] ?? '';
     if (segments.length !== 7 || !file.endsWith('.json')) return fail(ssaiError('BAD_PLAYBACK_PATH'));
     let breakId: string;

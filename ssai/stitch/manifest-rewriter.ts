@@ -2,6 +2,8 @@
 // with the session's ads stitched in (issue 5 "Stitching"). Pure functions: no I/O, no clock.
 import type { KeyInfo, MapInfo, MediaPlaylist, MediaSegment, RawTag, ScanError } from '../../media/playlist-scanner.js';
 import { isVodPlaylist, parseAttributes, resolveUri } from '../../media/playlist-scanner.js';
+import { CUE_TAG_NAMES, isCueTag } from '../parse/cue-finder.js';
+import type { PlaylistPolicy } from './playlist-policy.js';
 
 export type TrackKind = 'video' | 'audio' | 'subtitles' | 'iframe';
 
@@ -145,6 +147,8 @@ export type StitchOptions = {
   targetDurationFloor?: number;
   /** the URI an EXT-X-RENDITION-REPORT of this origin playlist (absolute) takes; undefined keeps it absolute */
   renditionReportUri?: (absoluteUri: string) => string | undefined;
+  /** the configuration's ad-operations fields: origin cues removed, segment URIs through CDN prefixes (issue 31) */
+  policy?: PlaylistPolicy;
 };
 export type StitchObservation = { availId: string; absorbedDiscontinuities: number[] };
 export type StitchTail = { sequence: number; originSequence: number; ad: boolean };
@@ -160,7 +164,8 @@ export type StitchResult = {
 type Entry = { uri: string; duration: number; offset: number; slot: number; firstOfAd: boolean; ad: PlannedAd; adIndex: number };
 type Break = { avail: StitchAvail; entries: Entry[]; bySlot: Map<number, Entry[]>; absorbed: Set<number> };
 
-const CUE_TAGS = new Set(['EXT-X-CUE-OUT', 'EXT-X-CUE-OUT-CONT', 'EXT-X-CUE-IN', 'EXT-OATCLS-SCTE35', 'EXT-X-SPLICEPOINT-SCTE35', 'EXT-X-SCTE35']);
+const CUE_TAGS = CUE_TAG_NAMES;
+const asListed = (uri: string): string => uri;
 const EPS = 1e-6;
 
 function planBreak(avail: StitchAvail, opts: StitchOptions, target: number): Break {
@@ -277,10 +282,13 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   }
   /** ms the content is moved by the ads inserted before it (VOD insertion) */
   let shiftMs = 0;
+  const removeCues = opts.policy?.removeCues === true;
+  const contentUri = opts.policy?.contentUri ?? asListed;
+  const adUri = opts.policy?.adUri ?? asListed;
   const pushTags = (tags: RawTag[], stripCues: boolean): void => {
     for (const t of tags) {
-      if (stripCues && CUE_TAGS.has(t.name)) continue;
-      out.push(originLine(t, base, shiftMs));
+      if ((stripCues && CUE_TAGS.has(t.name)) || (removeCues && isCueTag(t))) continue;
+      out.push(originLine(t, base, shiftMs, contentUri));
     }
   };
 
@@ -289,13 +297,13 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     carried = [];
     if (e.firstOfAd) out.push('#EXT-X-DISCONTINUITY');
     if (lastKey) { out.push(keyLine(undefined, base)); lastKey = undefined; }
-    if (e.ad.mapUri && lastMap !== e.ad.mapUri) { out.push(`#EXT-X-MAP:URI="${e.ad.mapUri}"`); lastMap = e.ad.mapUri; }
+    if (e.ad.mapUri && lastMap !== e.ad.mapUri) { out.push(`#EXT-X-MAP:URI="${adUri(e.ad.mapUri)}"`); lastMap = e.ad.mapUri; }
     const startMs = b.avail.startPdtMs === undefined ? undefined : b.avail.startPdtMs + (b.avail.insert ? shiftMs : 0);
     if (startMs !== undefined && (e.firstOfAd || first)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(startMs + e.offset * 1000)}`);
     if (e.firstOfAd && !e.ad.slate && startMs !== undefined) {
       out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="com.engine.ad",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},X-AD-ID="${e.ad.id}"`);
     }
-    out.push(`#EXTINF:${fmtDuration(e.duration)},`, e.uri);
+    out.push(`#EXTINF:${fmtDuration(e.duration)},`, adUri(e.uri));
     first = false;
     previousContent = undefined;
     outSequence++;
@@ -316,7 +324,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     }
     lastKey = seg.key;
     if (seg.map && !seg.ownMap && seg.map !== lastMap) {
-      out.push(`#EXT-X-MAP:URI="${resolveUri(base, seg.map.uri)}"${seg.map.byteRange ? `,BYTERANGE="${seg.map.byteRange}"` : ''}`);
+      out.push(`#EXT-X-MAP:URI="${contentUri(resolveUri(base, seg.map.uri))}"${seg.map.byteRange ? `,BYTERANGE="${seg.map.byteRange}"` : ''}`);
     }
     if (seg.map) lastMap = seg.map;
     if (seg.programDateTime === undefined && seg.pdtMs !== undefined && (first || afterBreak || seg.discontinuity)) {
@@ -324,13 +332,13 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     }
     const continuous = first || previousContent === seg.mediaSequence - 1;
     for (const t of seg.lines) {
-      if ((stripCues && CUE_TAGS.has(t.name)) || (hideParts && t.name === 'EXT-X-PART')) continue;
+      if ((stripCues && CUE_TAGS.has(t.name)) || (hideParts && t.name === 'EXT-X-PART') || (removeCues && isCueTag(t))) continue;
       if (t.name === 'EXT-X-BYTERANGE' && !continuous && t.value.indexOf('@') < 0) out.push(`#EXT-X-BYTERANGE:${ranges.get(seg) ?? t.value}`);
       else if (t.name === 'EXT-X-PROGRAM-DATE-TIME' && shiftMs && seg.pdtMs !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(seg.pdtMs + shiftMs)}`);
       else if (t.name === 'EXTINF') out.push(seg.extinf ? `#EXTINF:${seg.extinf}` : `#EXTINF:${fmtDuration(seg.duration)},${seg.title}`);
-      else out.push(originLine(t, base, shiftMs));
+      else out.push(originLine(t, base, shiftMs, contentUri));
     }
-    out.push(resolveUri(base, seg.uri));
+    out.push(contentUri(resolveUri(base, seg.uri)));
     first = false;
     previousContent = seg.mediaSequence;
     outSequence++;
@@ -386,18 +394,18 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     const last = segs[segs.length - 1];
     if (!has('EXT-X-DISCONTINUITY')) out.push('#EXT-X-DISCONTINUITY');
     if (last?.keyTags && !has('EXT-X-KEY')) for (const t of last.keyTags) out.push(originLine(t, base, 0));
-    if (last?.map && !has('EXT-X-MAP')) out.push(`#EXT-X-MAP:URI="${resolveUri(base, last.map.uri)}"${last.map.byteRange ? `,BYTERANGE="${last.map.byteRange}"` : ''}`);
+    if (last?.map && !has('EXT-X-MAP')) out.push(`#EXT-X-MAP:URI="${contentUri(resolveUri(base, last.map.uri))}"${last.map.byteRange ? `,BYTERANGE="${last.map.byteRange}"` : ''}`);
   }
   const tailOffset = outSequence - 1 - lastSlot;
   for (const t of pl.trailingLines) {
-    if (trailingStrip && CUE_TAGS.has(t.name)) continue;
+    if ((trailingStrip && CUE_TAGS.has(t.name)) || (removeCues && isCueTag(t))) continue;
     if (partialHidden && PARTIAL_SEGMENT_TAGS.has(t.name)) continue;
     if (t.name === 'EXT-X-RENDITION-REPORT') {
       const line = renditionReportLine(t, base, opts.renditionReportUri, tailOffset, partialHidden);
       if (line) out.push(line);
       continue;
     }
-    out.push(originLine(t, base, shiftMs));
+    out.push(originLine(t, base, shiftMs, contentUri));
   }
   // hls.js reads a low-latency playlist ending on a segment URI as if that segment were also the one in progress
   // ("media sequence mismatch" once the next one is listed): a line after it, here a comment, ends the segment.
@@ -506,11 +514,14 @@ function mapQuoted(value: string, name: string, f: (v: string) => string): strin
 
 /**
  * An origin tag line as written, but for the URIs it carries, made absolute against the origin (issue 26 §2), and
- * the dates of a DATERANGE moved by shiftMs (content after inserted ads).
+ * the dates of a DATERANGE moved by shiftMs (content after inserted ads). Media (init segments, parts, preload hints)
+ * goes through `media` (a CDN prefix); keys and rendition reports do not (not segments).
  */
-function originLine(t: RawTag, base: string, shiftMs: number): string {
+function originLine(t: RawTag, base: string, shiftMs: number, media: (absoluteUri: string) => string = asListed): string {
   switch (t.name) {
-    case 'EXT-X-KEY': case 'EXT-X-MAP': case 'EXT-X-PART': case 'EXT-X-PRELOAD-HINT': case 'EXT-X-RENDITION-REPORT':
+    case 'EXT-X-MAP': case 'EXT-X-PART': case 'EXT-X-PRELOAD-HINT':
+      return `#${t.name}:${mapQuoted(t.value, 'URI', (u) => media(resolveUri(base, u)))}`;
+    case 'EXT-X-KEY': case 'EXT-X-RENDITION-REPORT':
       return `#${t.name}:${mapQuoted(t.value, 'URI', (u) => resolveUri(base, u))}`;
     case 'EXT-X-DATERANGE': {
       if (!shiftMs && !t.value.includes('X-ASSET-')) return rawLine(t);
