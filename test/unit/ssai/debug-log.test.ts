@@ -29,6 +29,18 @@ describe('debug log', () => {
     expect(whole).not.toHaveProperty('truncated');
   });
 
+  it('writes each entry as a JSON log line marked debug, with its session, and counts it', async () => {
+    const lines: string[] = [];
+    const registry = new Registry();
+    const log = new DebugLog({ store: new MemorySessionStore(), logger: pino({}, { write: (l: string) => { lines.push(l); } }), metrics: createSsaiMetrics(registry), now: () => 5 });
+    log.decision(session, 'b1', 'content', 'ad-server-error', { error: 'http: ad server answered 500' });
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({
+      debug: true, session: 'sid-1', guid: 'guid-1', msg: 'ssai debug: decision',
+      entry: { at: 5, kind: 'decision', availId: 'b1', outcome: 'content', reason: 'ad-server-error', details: { error: 'http: ad server answered 500' } },
+    })]);
+    expect(await registry.metrics()).toContain('ssai_debug_entries_total{kind="decision"} 1');
+  });
+
   it('keeps the newest entries past its cap, under its configuration and session only', async () => {
     const store = new MemorySessionStore();
     const log = logOf(store, 3);
