@@ -20,6 +20,10 @@ export const SSAI_ERRORS = {
   INSERTION_MODE_FORBIDDEN: { status: 403, message: 'This ad-insertion configuration does not let a session choose its insertion mode' },
   /** issue 30: an asset list of a break the stream does not (or no longer) list */
   BREAK_NOT_FOUND: { status: 404, message: 'The stream lists no break with this id' },
+  /** issue 31: `ads.debug` (or the session body's debug) is not 1, true, 0 or false */
+  BAD_DEBUG_FLAG: { status: 400, message: 'ads.debug (or the session body\'s debug) must be 1, true, 0 or false' },
+  /** issue 31: no debug log of this session under a configuration of the caller's organization (or it expired) */
+  DEBUG_LOG_NOT_FOUND: { status: 404, message: 'No debug log of this session under a configuration of your organization' },
   SESSION_BODY_TOO_LARGE: { status: 413, message: 'The session request body is larger than 64 KiB' },
   /** PostgreSQL is down and the configuration was never read by this process (issue 27); known ones are served from cache */
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable and this process has not seen this configuration yet' },

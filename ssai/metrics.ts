@@ -1,7 +1,7 @@
 // Prometheus metrics of the proxy (issue 5 point 4), on the engine's registry.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-export type PlaylistKind = 'master' | 'media' | 'session' | 'segment' | 'tracking' | 'assets';
+export type PlaylistKind = 'master' | 'media' | 'session' | 'segment' | 'tracking' | 'assets' | 'debug';
 export type OriginErrorReason = 'timeout' | 'http_4xx' | 'http_5xx' | 'connection' | 'not_hls' | 'too_large';
 
 export interface SsaiMetrics {
@@ -32,6 +32,8 @@ export interface SsaiMetrics {
   breaksRetired: Counter;
   /** what the proxy did without its session store (Redis away, issue 27), by operation */
   storeUnavailable: Counter<'operation'>;
+  /** entries written to debug sessions' logs (issue 31 item 8), by kind: session, origin, ad-request, decision */
+  debugEntries: Counter<'kind'>;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
       name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',
       labelNames: ['operation'] as const, registers: [registry],
     }),
+    debugEntries: new Counter({ name: 'ssai_debug_entries_total', help: 'Entries written to the debug logs of sessions started with ads.debug=1, by kind', labelNames: ['kind'] as const, registers: [registry] }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }

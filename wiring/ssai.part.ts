@@ -18,6 +18,11 @@ import { createSessionStore, type SessionStore } from '../ssai/store/session-sto
 import { SsaiServer } from '../ssai/serve/server.js';
 import { VastDecisionClient, type AdDecisionClient } from '../ssai/decide/vast-decision.js';
 import { ThreadedDecisionClient } from '../ssai/decide/decision-threads.js';
+import { DebugLog } from '../ssai/store/debug-log.js';
+import { DebugDecisions } from '../ssai/decide/debug-decisions.js';
+import type { Authenticate } from '../ssai/serve/debug-route.js';
+import { resolvePrincipal } from '../src/auth/authenticate.js';
+import { isEngineError } from '../kernel/core/errors.js';
 
 // ctx.services.adinserts and ctx.services.adinsertLookup are declared in src/adinserts/adinsert-lookup.ts.
 declare module '../kernel/context.js' {
@@ -33,6 +38,8 @@ export interface SsaiRuntime {
   beacons: BeaconSender;
   origin: OriginFetcher;
   metrics: SsaiMetrics;
+  /** debug sessions' logs (issue 31 item 8) */
+  debugLog: DebugLog;
 }
 
 export interface SsaiPartOptions {
@@ -88,6 +95,10 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.
       const threads = ctx.config.ssaiDecisionThreads;
       const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads, nice: ctx.config.ssaiDecisionNice });
+      const debugLog = new DebugLog({ store: sessions, logger: ctx.logger.child({ component: 'ssai' }), metrics, now: () => ctx.clock.nowMs() });
+      // A debug session's decisions run on this thread through a client that shows the log each ad server exchange
+      // (a decision client given in the options is kept: then only the decisions are logged).
+      const debug = new DebugDecisions(debugLog, options.decision ? undefined : (observe) => new VastDecisionClient({ observe }));
       const planner = new AdPlanner({
         decision: options.decision ?? threaded ?? new VastDecisionClient(),
         store: sessions,
@@ -100,8 +111,9 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         creativeWaitMs: options.creativeWaitMs ?? 200, sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
         slateImage: slateImageFrom(cache),
         prepareSlate: () => options.prepareSlate ?? localSlateFromServices(ctx),
+        debug,
       });
-      ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics };
+      ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics, debugLog };
       ctx.onClose(async () => {
         await beacons.close();
         await origin.close();
@@ -124,9 +136,28 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000, decisionDeadlineMs: options.decisionDeadlineMs ?? 1500,
         cutBeforeUndecidedBreaks: options.cutBeforeUndecidedBreaks !== false,
         publicUrl: () => ctx.config.publicUrl,
+        debugLog: runtime.debugLog, authenticate: authenticateFor(ctx),
       });
       return server.handler();
     },
+  };
+}
+
+/**
+ * Credentials checked as the control API checks them (src/auth/authenticate.ts, 'either': an ID token or an API key):
+ * every process, whatever its roles, has the token service and the API keys over the shared database, so an ssai-only
+ * process verifies the same tokens the api process signs.
+ */
+function authenticateFor(ctx: EngineContext): Authenticate {
+  return async (headers) => {
+    try {
+      const principal = await resolvePrincipal(ctx, headers, 'either');
+      if (!principal) return { status: 401, code: 'UNAUTHENTICATED', description: 'no credentials were sent' };
+      return { organizationId: principal.organizationId, permissions: principal.permissions };
+    } catch (e) {
+      if (isEngineError(e)) return { status: e.status, code: e.code, description: e.message };
+      throw e;
+    }
   };
 }
 

@@ -53,7 +53,8 @@ export function rawPaths(metricsSecurity: JsonObject[]): Record<string, Record<s
       get: op('playback', 'The stream\'s multivariant playlist through the SSAI proxy: every media playlist of a new (or the given) session', {
         operationId: 'get_v1_master',
         parameters: [guid, streamPath, text('sessionId', 'an existing session (from POST /v1/session)', 'query', false),
-          text('ads.{name}', 'player parameters for the ad server URL ([player_params.name])', 'query', false)],
+          text('ads.{name}', 'player parameters for the ad server URL ([player_params.name])', 'query', false),
+          text('ads.debug', "1 or true: a new session keeps a debug log (GET /v1/debug/{guid}/{sessionId}); 0, false or absent: none", 'query', false)],
         responses: { 200: playlist('the multivariant playlist'), '4XX': errorJson('unknown configuration, bad path'), '5XX': errorJson('the origin failed (502, 504)') },
       }),
     },
@@ -61,7 +62,7 @@ export function rawPaths(metricsSecurity: JsonObject[]): Record<string, Record<s
       post: op('playback', 'Starts a playback session explicitly (client-side tracking)', {
         operationId: 'post_v1_session',
         parameters: [guid, streamPath],
-        requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { adsParams: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
+        requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { adsParams: { type: 'object', additionalProperties: { type: 'string' } }, debug: { type: 'boolean', description: 'the session keeps a debug log (as ads.debug=1)' } } } } } },
         responses: {
           200: { description: 'the session', content: { 'application/json': { schema: { type: 'object', properties: { manifestUrl: { type: 'string' }, trackingUrl: { type: 'string' } } } } } },
           '4XX': errorJson('unknown configuration, body over 64 KiB or not JSON'),
@@ -88,6 +89,18 @@ export function rawPaths(metricsSecurity: JsonObject[]): Record<string, Record<s
         parameters: [guid, sessionId],
         responses: { 200: { description: 'avails with ads and tracking events', content: { 'application/json': { schema: { type: 'object', properties: { avails: { type: 'array', items: { type: 'object' } } } } } } }, '4XX': errorJson('unknown session') },
       }),
+    },
+    '/v1/debug/{guid}/{sessionId}': {
+      get: {
+        tags: ['playback'], operationId: 'get_v1_debug', security: [{ idToken: [] }, { apiKey: [] }],
+        summary: "A debug session's log (started with ads.debug=1): origin fetches, ad server requests with their raw answers, decisions and why; kept an hour (docs/ssai-ad-ops.md)",
+        parameters: [guid, sessionId],
+        responses: {
+          200: { description: 'the entries, oldest first', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: true }, guid: { type: 'string' }, session: { type: 'string' }, entries: { type: 'array', items: { type: 'object' } } } } } } },
+          401: errorJson('no credentials, or an invalid ID token or API key'),
+          404: errorJson("DEBUG_LOG_NOT_FOUND: another organization's or an unknown configuration, a session without debug, or a log expired"),
+        },
+      },
     },
     '/live/{workflowId}/{file}': {
       get: op('playback', "A live channel's HLS output (index.m3u8, rendition playlists, segments)", {

@@ -14,6 +14,7 @@ import { SlateFill, type SlateFillDeps } from './slate-fill.js';
 import { pickAdsForAvail, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
+import type { DebugDecisions } from './debug-decisions.js';
 
 export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBreaksDeps {
   decision: AdDecisionClient;
@@ -22,6 +23,8 @@ export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBre
   sessionTtlMs: number;
   /** avail length assumed while a break without a planned duration is still open */
   defaultAvailSeconds?: number;
+  /** the log of debug sessions (issue 31 item 8) */
+  debug?: DebugDecisions;
 }
 
 /** The longest VOD insertion (VMAP break, CUE-OUT:0): its ads are asked for and picked up to this length. */
@@ -100,6 +103,7 @@ export class AdPlanner {
       const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
       // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
       if (stored.created) this.countFill(record);
+      if (session.debug) this.deps.debug?.decided(session, stored.value, stored.created ? undefined : record);
       return stored.value;
     } finally {
       clearInterval(renew);
@@ -135,6 +139,7 @@ export class AdPlanner {
     await this.slate.fillWithSlate(session, record, avail, targetDuration, 0, shape, 0);
     const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
     if (stored.created) this.countFill(record);
+    if (session.debug && stored.created) this.deps.debug?.decided(session, record);
     return stored.value;
   }
 
@@ -191,7 +196,7 @@ export class AdPlanner {
 
   /** The ad decision of an avail: a VMAP avail takes its own break's VAST (inline or ad tag), the others ask the ad server. */
   private async decision(session: SessionRecord, req: AdDecisionRequest, avail: Avail): Promise<AdDecisionResult> {
-    const { decision } = this.deps;
+    const decision = session.debug && this.deps.debug ? this.deps.debug.clientFor(session, avail.id, this.deps.decision) : this.deps.decision;
     const b = await this.vmap.breakOf(session, avail);
     if (b?.vastXml && decision.fromText) return decision.fromText(b.vastXml, req.adServerUrl);
     if (b?.adTagUri) return decision.decide({ ...req, adServerUrl: b.adTagUri });

@@ -16,6 +16,8 @@ export interface SessionRecord {
   playerParams: Record<string, string>;
   /** 'guided': breaks reach the viewer as HLS Interstitials (issue 30); absent: stitched */
   mode?: 'guided';
+  /** started with ads.debug=1 (issue 31): its fetches, ad requests and decisions go to its debug log */
+  debug?: true;
   createdAt: number;
 }
 

@@ -47,7 +47,13 @@ export type VastDecisionOptions = {
   now?: () => number;
   /** read inline VAST answers with the cheap path of vast-inline.ts (default true; false: always the full client) */
   inlineFastPath?: boolean;
+  /** sees every ad server request and its raw answer (a debug session's log, ssai/decide/debug-decisions.ts) */
+  observe?: AdServerObserver;
 };
+
+/** An ad server request as it went (the wrapper chain's too): the filled URL, and the answer or why there was none. */
+export type AdServerExchange = { url: string; ms: number; status?: number; body?: string; error?: string };
+export type AdServerObserver = (exchange: AdServerExchange) => void;
 
 /** Flat `[scte.<field>]` values of a decoded cue, named after the SCTE 35 syntax elements. */
 export function scteTemplateFields(info: SpliceInfo | undefined): Record<string, string> {
@@ -101,9 +107,17 @@ export function pickAdsForAvail<T extends { duration: number }>(ads: readonly T[
   return { ads: chosen, slateDuration: Math.max(0, Math.round((availDuration - total) * 1000) / 1000) };
 }
 
-type Fetched = { ok: true; text: string } | { ok: false; error: AdDecisionError };
+type Fetched = { ok: true; text: string; status?: number } | { ok: false; error: AdDecisionError };
 
-async function fetchText(url: string, deadline: number, now: () => number, maxBytes: number): Promise<Fetched> {
+async function fetchText(url: string, deadline: number, now: () => number, maxBytes: number, observe?: AdServerObserver): Promise<Fetched> {
+  if (!observe) return fetchOnce(url, deadline, now, maxBytes);
+  const started = now();
+  const got = await fetchOnce(url, deadline, now, maxBytes);
+  observe({ url, ms: now() - started, ...(got.ok ? { status: got.status, body: got.text } : { ...(got.error.status !== undefined ? { status: got.error.status } : {}), error: `${got.error.reason}: ${got.error.message}` }) });
+  return got;
+}
+
+async function fetchOnce(url: string, deadline: number, now: () => number, maxBytes: number): Promise<Fetched> {
   const left = deadline - now();
   if (left <= 0) return { ok: false, error: { reason: 'timeout', message: `budget spent before ${url}` } };
   // A timer cleared when the answer is in, not AbortSignal.timeout: that one fires after every request anyway (its
@@ -112,7 +126,7 @@ async function fetchText(url: string, deadline: number, now: () => number, maxBy
   const timer = setTimeout(() => abort.abort(new DOMException('ad server budget spent', 'TimeoutError')), left);
   try {
     const res = await request(url, { method: 'GET', headersTimeout: left, bodyTimeout: left, signal: abort.signal });
-    if (res.statusCode === 204) { await res.body.dump(); return { ok: true, text: '' }; }
+    if (res.statusCode === 204) { await res.body.dump(); return { ok: true, text: '', status: 204 }; }
     if (res.statusCode >= 300) {
       await res.body.dump();
       return { ok: false, error: { reason: 'http', message: `ad server answered ${res.statusCode}`, status: res.statusCode } };
@@ -124,7 +138,7 @@ async function fetchText(url: string, deadline: number, now: () => number, maxBy
       if (size > maxBytes) { res.body.destroy(); return { ok: false, error: { reason: 'malformed', message: `response larger than ${maxBytes} bytes` } }; }
       chunks.push(chunk as Buffer);
     }
-    return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+    return { ok: true, text: Buffer.concat(chunks).toString('utf8'), status: res.statusCode };
   } catch (e) {
     const name = e instanceof Error ? e.name : '';
     const code = (e as { code?: string }).code ?? '';
@@ -191,8 +205,10 @@ export class VastDecisionClient implements AdDecisionClient {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly fastPath: boolean;
+  private readonly observe: AdServerObserver | undefined;
 
   constructor(opts: VastDecisionOptions = {}) {
+    this.observe = opts.observe;
     this.fastPath = opts.inlineFastPath ?? true;
     this.budgetMs = opts.budgetMs ?? 3000;
     this.depth = opts.maxWrapperDepth ?? 5;
@@ -208,7 +224,7 @@ export class VastDecisionClient implements AdDecisionClient {
   /** The decision of an ad server URL already filled in (fillAdServerUrl). */
   async decideUrl(url: string): Promise<AdDecisionResult> {
     const deadline = this.now() + this.budgetMs;
-    const root = await fetchText(url, deadline, this.now, this.maxBytes);
+    const root = await fetchText(url, deadline, this.now, this.maxBytes, this.observe);
     if (!root.ok) return root;
     return this.fromText(root.text, url, deadline);
   }
@@ -228,7 +244,7 @@ export class VastDecisionClient implements AdDecisionClient {
     let chainError: AdDecisionError | undefined;
     const urlHandler = {
       get: async (wrapperUrl: string): Promise<{ xml: XmlDoc; details: { byteLength: number; statusCode: number; rawXml: string } } | { error: Error; statusCode: number | null }> => {
-        const r = await fetchText(wrapperUrl, deadline, this.now, this.maxBytes);
+        const r = await fetchText(wrapperUrl, deadline, this.now, this.maxBytes, this.observe);
         if (!r.ok) { chainError ??= r.error; return { error: new Error(r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
         const xml = parseXml(r.text);
         if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: new Error('malformed'), statusCode: 200 }; }
@@ -256,7 +272,7 @@ export class VastDecisionClient implements AdDecisionClient {
     for (const b of breaks) {
       if (b.vastXml) return this.fromText(b.vastXml, url, deadline);
       if (b.adTagUri) {
-        const r = await fetchText(b.adTagUri, deadline, this.now, this.maxBytes);
+        const r = await fetchText(b.adTagUri, deadline, this.now, this.maxBytes, this.observe);
         return r.ok ? this.fromText(r.text, b.adTagUri, deadline) : r;
       }
     }

@@ -59,6 +59,9 @@ class CachedSession implements HotSession, SessionRecord {
   get mode(): SessionRecord['mode'] {
     return this.stored.mode;
   }
+  get debug(): SessionRecord['debug'] {
+    return this.stored.debug;
+  }
 }
 
 export class HotSessions {
@@ -136,7 +139,7 @@ export class HotSessions {
   async save(session: SessionRecord, layout: Layout): Promise<void> {
     const sid = session.id;
     const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
-    const stored: StoredSession = { id: sid, guid: session.guid, origin: session.origin, layout: hash, playerParams: session.playerParams, ...(session.mode ? { mode: session.mode } : {}), createdAt: session.createdAt };
+    const stored: StoredSession = { id: sid, guid: session.guid, origin: session.origin, layout: hash, playerParams: session.playerParams, ...(session.mode ? { mode: session.mode } : {}), ...(session.debug ? { debug: true as const } : {}), createdAt: session.createdAt };
     // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
     await this.store.set(layoutKey(hash), layout, this.sessionTtlMs);
     await this.store.set(keys.session(sid), stored, this.sessionTtlMs);

@@ -29,6 +29,8 @@ import { originMultivariant, StoreFallbacks } from './store-outage.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
 import { longGone, MIN_SEGMENTS_BEFORE_CUT, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
 import { deliveryDirectives, originUrlOf, playbackPathIsClean, segmentExtension, splitQuery } from './playback-path.js';
+import type { DebugLog } from '../store/debug-log.js';
+import { debugFlag, debugLogReply, originEntry, type Authenticate } from './debug-route.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -47,6 +49,9 @@ export interface SsaiServerDeps {
   cutBeforeUndecidedBreaks?: boolean;
   /** the engine's public URL: guided asset URIs are absolute (hls.js resolves an asset's URI against nothing) */
   publicUrl?: () => string;
+  /** debug sessions' logs (issue 31 item 8), and the control API's check of credentials that reads them */
+  debugLog?: DebugLog;
+  authenticate?: Authenticate;
 }
 
 const EMPTY_VTT = 'WEBVTT\n\n';
@@ -186,6 +191,10 @@ export class SsaiServer {
       } else if (kind === 'tracking' && req.method !== 'POST') {
         metricKind = 'tracking';
         reply = await this.ads.tracking(segments[3] ?? '', segments[4] ?? '');
+      } else if (kind === 'debug' && (req.method === 'GET' || req.method === 'HEAD')) {
+        metricKind = 'debug';
+        reply = segments.length === 5 ? await debugLogReply({ config: (g) => this.config(g), log: this.deps.debugLog, authenticate: this.deps.authenticate }, req.headers, segments[3] ?? '', segments[4] ?? '')
+          : fail(ssaiError('BAD_PLAYBACK_PATH', 'a debug log is at /v1/debug/{guid}/{session}'));
       } else if (pathname === EMPTY_VTT_PATH) {
         reply = { status: 200, body: EMPTY_VTT, type: 'text/vtt; charset=utf-8', headers: { 'cache-control': 'public, max-age=86400' } };
       } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
@@ -251,6 +260,9 @@ export class SsaiServer {
     if (!rest) return ssaiError('BAD_PLAYBACK_PATH', 'the playback path names no playlist after the configuration guid');
     const split = splitQuery(query);
     const origin = originUrlOf(config.sourceUrl, rest, split.rest);
+    const debug = debugFlag((forced?.playerParams ?? split.playerParams).debug);
+    if (typeof debug !== 'boolean') return debug;
+    const asked = debug ? performance.now() : 0;
     const fetched = await this.deps.origin.fetch(origin);
     if (!fetched.ok) return fetched.error;
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
@@ -262,7 +274,7 @@ export class SsaiServer {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    const { mode: askedMode, ...askedParams } = forced?.playerParams ?? split.playerParams;
+    const { mode: askedMode, debug: _debug, ...askedParams } = forced?.playerParams ?? split.playerParams;
     const mode = insertionModeOf(config, forced?.mode ?? askedMode);
     if (typeof mode !== 'string') return mode;
     const playerParams = existing?.playerParams ?? askedParams;
@@ -284,7 +296,7 @@ export class SsaiServer {
     }
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
-    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), createdAt: this.deps.now() };
+    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), ...(debug && this.deps.debugLog ? { debug: true as const } : {}), createdAt: this.deps.now() };
     try {
       if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
       await this.sessions.save(session, layout);
@@ -298,6 +310,10 @@ export class SsaiServer {
       return { reply: playlist(direct, true), session };
     }
     this.deps.planner.expectDecisions();
+    if (session.debug) {
+      this.deps.debugLog?.write(session, { kind: 'session', mode: mode === 'guided' ? 'guided' : 'stitched', origin, playerParams });
+      this.deps.debugLog?.write(session, originEntry(origin, fetched, performance.now() - asked));
+    }
     return { reply: playlist(text, true), session };
   }
 
@@ -310,10 +326,12 @@ export class SsaiServer {
     let bodyMode: string | undefined;
     if (body.trim()) {
       try {
-        const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown>; insertionMode?: unknown };
+        const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown>; insertionMode?: unknown; debug?: unknown };
         if (parsed.insertionMode !== undefined) bodyMode = String(parsed.insertionMode);
         params = { ...params };
         for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params[k] = String(v);
+        // the body's debug (issue 31) is read as ads.debug is
+        if (parsed.debug !== undefined) params.debug = typeof parsed.debug === 'object' ? JSON.stringify(parsed.debug) : String(parsed.debug);
       } catch {
         return fail(ssaiError('BAD_PLAYBACK_PATH', 'The session body is not valid JSON'));
       }
@@ -378,7 +396,9 @@ export class SsaiServer {
     const guid = config.guid;
     const session = hot.session;
     const sid = session.id;
+    const asked = session.debug ? performance.now() : 0;
     const fetched = await this.deps.origin.fetch(originUri, { blocking: originUri !== entry.uri });
+    if (session.debug) this.deps.debugLog?.write(session, originEntry(originUri, fetched, performance.now() - asked));
     if (!fetched.ok) return { reply: fail(fetched.error) };
     const parsed = parsedMedia(fetched, this.deps.metrics);
     if (!parsed.playlist) return { reply: fail(ssaiError('ORIGIN_NOT_HLS', parsed.error)) };

@@ -17,8 +17,11 @@ export interface SessionStore {
    * "won" the mark). One value holds a break's once-only events (issue 28: 12 marks per break per viewer were 12 keys).
    */
   markOnce(key: string, bit: number, ttlMs: number): Promise<boolean>;
-  /** appends to a list kept with the TTL; duplicates are kept, readers dedupe */
-  push(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * appends to a list kept with the TTL; duplicates are kept, readers dedupe. `maxLength`: only the newest that many
+   * are kept (a debug log, issue 31)
+   */
+  push(key: string, value: string, ttlMs: number, maxLength?: number): Promise<void>;
   list(key: string): Promise<string[]>;
   /** removes values (absent ones are skipped) */
   delete(keys: readonly string[]): Promise<void>;
@@ -159,6 +162,12 @@ export function exactArray<T>(items: readonly T[]): T[] {
   return out;
 }
 
+/** A list with one more value, of exact length, keeping only the newest maxLength when given. */
+function appended(list: readonly string[], value: string, maxLength: number | undefined): string[] {
+  const all = [...list, value];
+  return exactArray(maxLength === undefined || all.length <= maxLength ? all : all.slice(-Math.max(1, maxLength)));
+}
+
 function withMember(group: Group | undefined, member: string, value: Entry | undefined): Group {
   const rest: Array<string | Entry> = [];
   for (let i = 0; group && i < group.length; i += 2) if (group[i] !== member) rest.push(group[i]!, group[i + 1]!);
@@ -254,17 +263,17 @@ export class MemorySessionStore implements SessionStore {
     }
   }
 
-  async push(key: string, value: string, ttlMs: number): Promise<void> {
+  async push(key: string, value: string, ttlMs: number, maxLength?: number): Promise<void> {
     const parts = sessionKeyParts(key);
     if (parts) {
       const list = { sid: parts.sid, member: internAlways(LIST_MEMBER + parts.member) };
       const l = memberOf(this.groups.get(list.sid), list.member) as readonly string[] | undefined;
       // the list's items (avail ids) are the same in every session: held once
-      this.writeMember(list, exactArray([...(l ?? []), internAlways(value)]), ttlMs);
+      this.writeMember(list, appended(l ?? [], internAlways(value), maxLength), ttlMs);
       return;
     }
     const l = this.lists.get(key);
-    if (l) this.lists.set(key, exactArray([...l, freshKey(value)]), { ttl: ttlMs });
+    if (l) this.lists.set(key, appended(l, freshKey(value), maxLength), { ttl: ttlMs });
     else this.lists.set(freshKey(key), [freshKey(value)], { ttl: ttlMs });
   }
 
@@ -371,8 +380,13 @@ export class RedisSessionStore implements SessionStore {
     return answers[0]?.[1] === 0;
   }
 
-  async push(key: string, value: string, ttlMs: number): Promise<void> {
-    const answers = await this.command(() => this.redis.multi().rpush(this.prefix + key, value).pexpire(this.prefix + key, Math.max(1, Math.round(ttlMs))).exec());
+  async push(key: string, value: string, ttlMs: number, maxLength?: number): Promise<void> {
+    const k = this.prefix + key;
+    const answers = await this.command(() => {
+      const multi = this.redis.multi().rpush(k, value);
+      if (maxLength !== undefined) multi.ltrim(k, -Math.max(1, maxLength), -1);
+      return multi.pexpire(k, Math.max(1, Math.round(ttlMs))).exec();
+    });
     const failed = answers?.find(([error]) => error)?.[0];
     if (failed) throw new SessionStoreUnavailableError(failed);
   }

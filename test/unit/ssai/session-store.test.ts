@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../ssai/decide/avail-record.js';
 import { MemorySessionStore, RedisSessionStore } from '../../../ssai/store/session-store.js';
@@ -109,6 +110,28 @@ describe('Redis session store', () => {
       expect(await store.get('beacon:v1:dr-1:0:start')).toBeUndefined();
       expect(await store.get('beacon:v1:dr-1:0:complete')).toBeUndefined();
       expect(await store.get('session:v1')).toEqual({ id: 'v1' });
+    } finally {
+      await store.close();
+      await deleteRedisPrefix(prefix);
+    }
+  });
+
+  it('keeps only the newest entries of a capped list, with its TTL', async (ctx) => {
+    if (!(await redisAvailable())) return ctx.skip();
+    const prefix = testRedisPrefix('store-capped');
+    const store = new RedisSessionStore(REDIS_URL, prefix);
+    const memory = new MemorySessionStore();
+    try {
+      for (const s of [store, memory]) {
+        for (const v of ['1', '2', '3', '4']) await s.push('debug:g:v1', v, 60_000, 3);
+        expect(await s.list('debug:g:v1')).toEqual(['2', '3', '4']);
+      }
+      const client = new Redis(REDIS_URL);
+      try {
+        expect(await client.pttl(`${prefix}debug:g:v1`)).toBeGreaterThan(50_000);
+      } finally {
+        client.disconnect();
+      }
     } finally {
       await store.close();
       await deleteRedisPrefix(prefix);
