@@ -590,8 +590,8 @@ export class SsaiServer {
       // In the window: an early decision still on its way joins this one (the planner runs one per avail). One this
       // playlist does not wait for has until the break is too close to end a playlist before it (cutRoomMs) before it
       // falls back; the configured deadline is what a playlist waits.
-      const cut = cuttable(avail);
-      const roomMs = cut ? cutRoomMs(pl, avail, target) : 0;
+      const cut = cuttable(admitted);
+      const roomMs = cut ? cutRoomMs(pl, admitted, target) : 0;
       const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
         .then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target));
       const under = { avail, done, task };
