@@ -48,7 +48,7 @@ describe('avail suppression', () => {
     return { text: got.text, segments: scanMediaPlaylist(got.text).playlist!.segments };
   }
 
-  const adSegments = (segments: Array<{ uri: string }>) => segments.filter((s) => s.uri.startsWith('/v1/segment/'));
+  const adSegments = <S extends { uri: string }>(segments: S[]): S[] => segments.filter((s) => s.uri.startsWith('/v1/segment/'));
 
   /** The asset list of the one interstitial of a guided playlist. */
   async function assetList(url: string): Promise<Array<{ DURATION: number }>> {
