@@ -30,6 +30,8 @@ export interface SsaiMetrics {
   playlistsCut: Counter;
   /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
   breaksRetired: Counter;
+  /** breaks left to their content by an ad-operations policy (issue 31): personalization threshold, avail suppression */
+  breaksUnpersonalised: Counter<'reason'>;
   /** what the proxy did without its session store (Redis away, issue 27), by operation */
   storeUnavailable: Counter<'operation'>;
   /** entries written to debug sessions' logs (issue 31 item 8), by kind: session, origin, ad-request, decision */
@@ -73,6 +75,10 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     decisionQueue: new Gauge({ name: 'ssai_decision_queue_depth', help: 'Ad decisions waiting for their turn: in_window (a playlist waits, up to the decision deadline), ahead (a break announced ahead, spread over its lead)', labelNames: ['kind'] as const, registers: [registry] }),
     playlistsCut: new Counter({ name: 'ssai_playlists_cut_total', help: 'Live playlists answered at once, ending before a break whose decision was still running (its ads listed on a later reload)', registers: [registry] }),
     breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),
+    breaksUnpersonalised: new Counter({
+      name: 'ssai_breaks_unpersonalised_total', help: 'Breaks that played their content by an ad-operations policy, by reason: threshold (the ads left more unfilled than the personalization threshold), suppression (avail suppression: no ad-server request)',
+      labelNames: ['reason'] as const, registers: [registry],
+    }),
     storeUnavailable: new Counter({
       name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',
       labelNames: ['operation'] as const, registers: [registry],

@@ -2,6 +2,7 @@
 // are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
 import type { Logger } from 'pino';
 import { keys, type AvailRecord, type SessionRecord } from './avail-record.js';
+import { personalised, type BreakPolicies } from './break-policy.js';
 import type { ContentShape } from '../stitch/content-shape.js';
 import { CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
 import type { CreativePlan } from '../stitch/creative-plan.js';
@@ -59,19 +60,19 @@ export class AdPlanner {
   }
 
   /** The session's decision for an avail, made on first sight and stored for every later request. */
-  async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+  async recordFor(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape, policies?: BreakPolicies): Promise<AvailRecord> {
     const key = keys.avail(session.id, avail.id);
     const known = await this.deps.store.get<AvailRecord>(key);
     if (known) return known;
     let pending = this.deciding.get(key);
     if (!pending) {
-      pending = this.decideOnce(session, adServerUrl, avail, targetDuration, shape).finally(() => this.deciding.delete(key));
+      pending = this.decideOnce(session, adServerUrl, avail, targetDuration, shape, policies).finally(() => this.deciding.delete(key));
       this.deciding.set(key, pending);
     }
     return pending;
   }
 
-  private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+  private async decideOnce(session: SessionRecord, adServerUrl: string, avail: Avail, targetDuration: number, shape?: ContentShape, policies?: BreakPolicies): Promise<AvailRecord> {
     const { store } = this.deps;
     const key = keys.avail(session.id, avail.id);
     // Another instance may be deciding this avail: the lock winner decides, the others wait for its record as long as
@@ -99,7 +100,7 @@ export class AdPlanner {
       const ids = [...new Set(await store.list(keys.availList(session.id)))];
       const index = Math.max(0, ids.indexOf(avail.id));
       // Stored with its beacon URLs packed: the store and the hot path keep them as one string (memory per viewer).
-      const record = packRecord(await this.decide(session, adServerUrl, avail, index, targetDuration, shape));
+      const record = packRecord(await this.decide(session, adServerUrl, avail, index, targetDuration, shape, policies));
       const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
       // Counted once the record is the session's: a decision that lost to a late record (slate) fills nothing.
       if (stored.created) this.countFill(record);
@@ -111,6 +112,9 @@ export class AdPlanner {
   }
 
   private countFill(record: AvailRecord): void {
+    if (record.unpersonalised) this.deps.metrics.breaksUnpersonalised.inc({ reason: record.unpersonalised });
+    // (a suppressed break was never an opportunity for this viewer: it counts in neither the avail nor the fill)
+    if (record.unpersonalised === 'suppression') return;
     this.deps.metrics.availSeconds.inc(Math.max(0, record.duration));
     this.deps.metrics.filledSeconds.inc(record.ads.reduce((t, a) => t + (a.slate ? 0 : a.duration), 0));
   }
@@ -121,6 +125,20 @@ export class AdPlanner {
    * The decision still in flight finds this record stored and keeps it: a session never changes its mind.
    */
   async lateRecord(session: SessionRecord, avail: Avail, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+    return this.recordWithoutDecision(session, avail, targetDuration, { error: 'late: the ad decision missed its deadline' },
+      (record) => this.slate.fillWithSlate(session, record, avail, targetDuration, 0, shape, 0));
+  }
+
+  /**
+   * The record of a live break avail suppression leaves unfilled (issue 31 point 2): its content, no ad-server request,
+   * stored like any decision (unless one landed meanwhile: then that one is returned).
+   */
+  async suppressedRecord(session: SessionRecord, avail: Avail, targetDuration: number): Promise<AvailRecord> {
+    return this.recordWithoutDecision(session, avail, targetDuration, { unpersonalised: 'suppression' }, async (record) => { record.endSegmentIndex = record.startSegmentIndex; });
+  }
+
+  private async recordWithoutDecision(session: SessionRecord, avail: Avail, targetDuration: number, why: Pick<AvailRecord, 'error' | 'unpersonalised'>,
+    fill: (record: AvailRecord) => Promise<void>): Promise<AvailRecord> {
     const { store } = this.deps;
     const key = keys.avail(session.id, avail.id);
     const known = await store.get<AvailRecord>(key);
@@ -130,20 +148,19 @@ export class AdPlanner {
     const duration = avail.insert ? 0 : avail.durationFromCue || !avail.open ? avail.duration : Math.max(avail.duration, this.deps.defaultAvailSeconds ?? 30);
     const record: AvailRecord = {
       id: avail.id, index: Math.max(0, ids.indexOf(avail.id)), startSegmentIndex: avail.startSegmentIndex, endSegmentIndex: avail.startSegmentIndex,
-      duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [],
-      error: 'late: the ad decision missed its deadline',
+      duration, slotDuration: avail.slotDuration > 0 ? avail.slotDuration : targetDuration, ads: [], skipped: [], ...why,
     };
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
     if (avail.insert) record.insert = true;
     if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
-    await this.slate.fillWithSlate(session, record, avail, targetDuration, 0, shape, 0);
+    await fill(record);
     const stored = await store.setIfAbsent(key, record, this.deps.sessionTtlMs);
     if (stored.created) this.countFill(record);
     if (session.debug && stored.created) this.deps.debug?.decided(session, record);
     return stored.value;
   }
 
-  private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+  private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number, shape?: ContentShape, policies?: BreakPolicies): Promise<AvailRecord> {
     const { metrics } = this.deps;
     const vmap = avail.id.startsWith(VMAP_AVAIL_PREFIX);
     const insert = avail.insert === true;
@@ -182,6 +199,15 @@ export class AdPlanner {
     ready.sort((a, b) => result.ads.indexOf(a.ad) - result.ads.indexOf(b.ad));
     const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), duration);
     for (const r of ready) if (!picked.ads.some((p) => p.ad === r.ad)) record.skipped.push({ adId: r.ad.adId, reason: 'does not fit the avail' });
+    const adSeconds = picked.ads.reduce((t, p) => t + p.plan.duration, 0);
+    // A break of known length the ads leave too much of is not personalised (issue 31 point 1): its content plays,
+    // neither ads nor slate. (An insertion lasts as long as its ads; a VMAP avail's length is only the room to the next.)
+    if (!insert && !vmap && (avail.durationFromCue || !avail.open) && !personalised(duration, adSeconds, policies?.personalizationThresholdSeconds)) {
+      for (const p of picked.ads) record.skipped.push({ adId: p.ad.adId, reason: 'the break is not personalised: its ads leave more unfilled than the personalization threshold' });
+      record.unpersonalised = 'threshold';
+      record.endSegmentIndex = record.startSegmentIndex;
+      return record;
+    }
     let total = 0;
     for (const p of picked.ads) {
       record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });

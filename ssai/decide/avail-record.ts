@@ -39,6 +39,11 @@ export interface AvailRecord {
   /** the ad server failure, when the decision failed */
   error?: string;
   /**
+   * the break plays its content by an ad-operations policy (issue 31): its ads left more of it unfilled than the
+   * personalization threshold, or avail suppression kept it from being decided
+   */
+  unpersonalised?: 'threshold' | 'suppression';
+  /**
    * when it was decided (ms since the epoch): in records stored before; no longer written, as nothing read it and it
    * cost a 16-byte heap number per break per viewer (issue 19 point 4)
    */
@@ -83,4 +88,6 @@ export const keys = {
   observed: (sid: string, n: number) => `obs:${sid}:${n}`,
   creative: (key: string) => `creative:${key}`,
   vmap: (sid: string) => `vmap:${sid}`,
+  /** the viewer's live edge at the session's first live playlist (avail suppression, issue 31) */
+  liveEdge: (sid: string) => `edge:${sid}`,
 };

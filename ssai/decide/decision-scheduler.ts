@@ -7,6 +7,7 @@
 // first, then the announced ones, spread evenly over the time left before their break.
 import type { AdPlanner } from './ad-planner.js';
 import type { AvailRecord, SessionRecord } from './avail-record.js';
+import type { BreakPolicies } from './break-policy.js';
 import { AdServerPacer } from './ad-server-pacer.js';
 import type { ContentShape } from '../stitch/content-shape.js';
 import type { Avail } from '../parse/cue-finder.js';
@@ -33,7 +34,8 @@ export interface DecisionSchedulerDeps {
   adServerMaxRps?: (guid: string) => Promise<number | undefined>;
 }
 
-export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape };
+/** `policies`: the configuration's ad-operations policies a decision applies (issue 31). */
+export type DecisionTask = { session: SessionRecord; adServer: string; avail: Avail; targetDuration: number; shape?: ContentShape; policies?: BreakPolicies };
 
 const SCHEDULED = 0; // early, waiting for its random moment in the heap
 const READY = 1; // in its configuration's line
@@ -204,7 +206,7 @@ export class DecisionScheduler {
       lane.urgent.push(e);
       this.active.add(lane);
     }
-    if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape);
+    if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies);
     const entry = e;
     entry.outcome ??= deferred();
     this.pumpLane(entry.lane);
@@ -352,7 +354,7 @@ export class DecisionScheduler {
     }
     this.deps.metrics.adServerRequests.inc();
     const { task } = e;
-    this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape)
+    this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies)
       .then((r) => {
         // (taken by its playlist while it ran: that one merges the record)
         if (!e.urgent) { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }

@@ -17,6 +17,7 @@ import { stitchMediaPlaylist, type VariantEntry } from '../stitch/manifest-rewri
 import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import type { SessionStore } from '../store/session-store.js';
 import { relativeAssetListUri } from './asset-routes.js';
+import { breakPolicies, suppresses, type BreakGate } from './break-gate.js';
 import { mergeRecords, type HotSession, type HotSessions } from './hot-sessions.js';
 import { playlist, type Reply } from './http-reply.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
@@ -35,6 +36,8 @@ export interface GuidedPlaybackDeps {
   fallbacks: StoreFallbacks;
   shapes: ContentShapes;
   decisions: DecisionScheduler;
+  /** avail suppression before a decision (issue 31) */
+  gate: BreakGate;
   /** the break plays its content, kept so: no store, no decision every proxy would agree on (issue 27) */
   degrade: (hot: HotSession, avail: Avail, target: number) => void;
   /** a decision joins the session's cached list */
@@ -144,7 +147,7 @@ export class GuidedPlayback {
    * point 3, as the stitched mode does): the asset list then answers at once, and the ad server sees the decisions
    * spread over the lead (and under the configuration's cap). Named by their interstitial id, as the asset list asks.
    */
-  prefetch(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, hot: HotSession, adServer: string): void {
+  prefetch(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, hot: HotSession, config: AdinsertConfig): void {
     if (this.deps.store.available === false) return;
     const pl = parsed.playlist;
     const last = pl.segments[pl.segments.length - 1];
@@ -157,9 +160,12 @@ export class GuidedPlayback {
     const target = pl.targetDuration || 6;
     void (async () => {
       const shape = await this.deps.shapes.shapeOf(hot.session.variants, pl);
+      const policies = breakPolicies(config);
       for (const b of ahead) {
         const leadMs = windowEndMs === undefined ? (b.avail.startSegmentIndex - last.mediaSequence - 1) * target * 1000 : b.startMs - windowEndMs;
-        this.deps.decisions.ahead({ session: hot.session, adServer, avail: { ...b.avail, id: b.id }, targetDuration: target, shape }, leadMs);
+        const gate = await this.deps.gate.admit(config, hot, { ...b.avail, id: b.id }, pl, target);
+        if ('record' in gate) { await this.deps.keepDecided(hot, gate.record); continue; }
+        this.deps.decisions.ahead({ session: hot.session, adServer: config.adServer, avail: gate.avail, targetDuration: target, shape, ...(policies ? { policies } : {}) }, leadMs);
       }
     })().catch((e: unknown) => this.deps.logger.warn({ err: e, session: sid }, 'a guided break could not be prefetched'));
   }
@@ -190,12 +196,21 @@ export class GuidedPlayback {
     const target = parsed.playlist.targetDuration || 6;
     // No store, no decision every proxy would agree on (issue 27): the break plays its content.
     if (this.deps.store.available === false) { this.deps.degrade(hot, avail, target); return hot.records.find((r) => r.id === breakId) ?? ssaiError('BREAK_NOT_FOUND'); }
+    // Avail suppression (issue 31): a suppressed break's asset list is empty, no ad-server request; a joined one may
+    // be decided for its rest.
+    let admitted = avail;
+    if (!vod && suppresses(config)) {
+      const gate = await this.deps.gate.admit(config, hot, avail, parsed.playlist, target);
+      if ('record' in gate) { await this.deps.keepDecided(hot, gate.record); return hot.records.find((r) => r.id === breakId) ?? gate.record; }
+      admitted = gate.avail;
+    }
     const shape = await this.deps.shapes.shapeOf(session.variants, parsed.playlist);
     // A player asks for an asset list ahead of the break (hls.js: once the interstitial is listed, playing about three
     // target durations behind the edge) and plays the content meanwhile: the decision may take two target durations,
     // not the deadline of a playlist the player waits for.
     const deadlineMs = Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000);
-    const decided = await this.deps.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape }, deadlineMs);
+    const policies = breakPolicies(config);
+    const decided = await this.deps.decisions.inWindow({ session, adServer: config.adServer, avail: admitted, targetDuration: target, shape, ...(policies ? { policies } : {}) }, deadlineMs);
     await this.deps.keepDecided(hot, decided);
     return hot.records.find((r) => r.id === breakId) ?? decided;
   }

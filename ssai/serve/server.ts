@@ -31,6 +31,7 @@ import { longGone, MIN_SEGMENTS_BEFORE_CUT, cutRoomMs, cutBefore, sameBreak, isK
 import { deliveryDirectives, originUrlOf, playbackPathIsClean, segmentExtension, splitQuery } from './playback-path.js';
 import type { DebugLog } from '../store/debug-log.js';
 import { debugFlag, debugLogReply, originEntry, type Authenticate } from './debug-route.js';
+import { BreakGate, breakPolicies, suppresses } from './break-gate.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -101,6 +102,8 @@ export class SsaiServer {
   private readonly guided: GuidedPlayback;
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
+  /** avail suppression before a decision (issue 31) */
+  private readonly gate: BreakGate;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
   /** what the proxy does without its store (issue 27) */
   private readonly fallbacks: StoreFallbacks;
@@ -120,6 +123,7 @@ export class SsaiServer {
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
     this.assetRoutes = new AssetRoutes(this.sessions, deps.store, this.plans);
+    this.gate = new BreakGate({ store: deps.store, planner: deps.planner, now: deps.now, sessionTtlMs: deps.sessionTtlMs });
     this.decisions = new DecisionScheduler({
       planner: deps.planner, metrics: deps.metrics, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { deadlineMs: deps.decisionDeadlineMs } : {}),
@@ -140,7 +144,7 @@ export class SsaiServer {
     this.guided = new GuidedPlayback({
       origin: deps.origin, planner: deps.planner, store: deps.store, metrics: deps.metrics, logger: deps.logger, now: deps.now,
       ...(deps.decisionDeadlineMs !== undefined ? { decisionDeadlineMs: deps.decisionDeadlineMs } : {}),
-      sessions: this.sessions, fallbacks: this.fallbacks, shapes: this.shapes, decisions: this.decisions,
+      sessions: this.sessions, fallbacks: this.fallbacks, shapes: this.shapes, decisions: this.decisions, gate: this.gate,
       degrade: (hot, avail, target) => this.degrade(hot, avail, target), keepDecided: (hot, decided) => this.keepDecided(hot, decided),
     });
   }
@@ -406,9 +410,11 @@ export class SsaiServer {
     // both configuration types serve live and VOD streams: the playlist says which it is
     const vod = isVodPlaylist(pl);
     const policy = this.policyOf(config);
+    // The viewer's live edge is the end of the session's first live playlist (avail suppression, issue 31).
+    if (!vod && suppresses(config)) await this.gate.liveEdge(hot, pl);
     if (session.mode === 'guided') {
       if (entry.kind === 'video') await this.guided.shareDates(fetched, pl, session, vod);
-      if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config.adServer);
+      if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config);
       // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
       if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer, policy) };
       return { reply: this.guided.playlist(fetched, parsed, entry, session, vod, policy) };
@@ -429,14 +435,14 @@ export class SsaiServer {
     const found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
     const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
-    const running = await this.decideNew(hot, config.adServer, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
+    const running = await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
       const ref = session.variants.find((v) => v.kind === 'video');
       const refFetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
       const refParsed = refFetched?.ok ? parsedMedia(refFetched, this.deps.metrics) : undefined;
-      if (refParsed?.playlist) running.push(...await this.decideNew(hot, config.adServer, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist, mayCut));
+      if (refParsed?.playlist) running.push(...await this.decideNew(hot, config, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist, mayCut));
     }
     let cutAt: number | undefined;
     if (running.length) {
@@ -548,7 +554,7 @@ export class SsaiServer {
    * `mayCut`, a decision of a break that starts far enough into the window is not waited for: it is returned
    * (running), and the playlist ends before its break (cutBefore).
    */
-  private async decideNew(hot: HotSession, adServer: string, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist, mayCut = false): Promise<Running[]> {
+  private async decideNew(hot: HotSession, config: AdinsertConfig, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist, mayCut = false): Promise<Running[]> {
     let refreshed = false;
     let shape: ContentShape | undefined;
     const sid = hot.session.id;
@@ -584,7 +590,21 @@ export class SsaiServer {
       }
       // The creatives take the content's shape (container, audio layout, codec): read once per origin, on the first decision.
       shape ??= await this.shapes.shapeOf(hot.session.variants, videoPl);
-      const task: DecisionTask = { session: hot.session, adServer, avail, targetDuration: target, shape };
+      // Avail suppression (issue 31): a suppressed break is stored as content, no ad-server request; a joined one may
+      // be decided for its rest.
+      let admitted = avail;
+      if (live && suppresses(config)) {
+        try {
+          const gate = await this.gate.admit(config, hot, avail, pl, target);
+          if ('record' in gate) { await this.keepDecided(hot, gate.record); continue; }
+          admitted = gate.avail;
+        } catch (e) {
+          this.degradeIfStoreAway(e, hot, avail, target);
+          continue;
+        }
+      }
+      const policies = breakPolicies(config);
+      const task: DecisionTask = { session: hot.session, adServer: config.adServer, avail: admitted, targetDuration: target, shape, ...(policies ? { policies } : {}) };
       if (ahead) {
         // Announced ahead: decided in the background within its lead time (issue 19 point 4); this playlist goes out now.
         const windowEnd = last.pdtMs === undefined ? undefined : last.pdtMs + last.duration * 1000;
@@ -599,8 +619,8 @@ export class SsaiServer {
       // In the window: an early decision still on its way joins this one (the planner runs one per avail). One this
       // playlist does not wait for has until the break is too close to end a playlist before it (cutRoomMs) before it
       // falls back; the configured deadline is what a playlist waits.
-      const cut = cuttable(avail);
-      const roomMs = cut ? cutRoomMs(pl, avail, target) : 0;
+      const cut = cuttable(admitted);
+      const roomMs = cut ? cutRoomMs(pl, admitted, target) : 0;
       const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
         .then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target));
       const under = { avail, done, task };
