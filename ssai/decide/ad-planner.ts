@@ -1,7 +1,7 @@
 // Ad decisions once per session and avail (issue 5 "Ad decisions"): asks the ad server, keeps the ads whose creatives
 // are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
 import type { Logger } from 'pino';
-import { keys, type AvailRecord, type SessionRecord } from './avail-record.js';
+import { keys, type AvailRecord, type PlannedAdRecord, type SessionRecord } from './avail-record.js';
 import type { ContentShape } from '../stitch/content-shape.js';
 import { CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
 import type { CreativePlan } from '../stitch/creative-plan.js';
@@ -11,7 +11,7 @@ import type { SsaiMetrics } from '../metrics.js';
 import { packRecord } from './packed-tracking.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { SlateFill, type SlateFillDeps } from './slate-fill.js';
-import { pickAdsForAvail, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
+import { availRandom, pickAdsForAvail, unknownVariables, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
 
@@ -32,6 +32,10 @@ function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
   const list = video.length ? video : files;
   return [...list].sort((a, b) => (b.height - a.height) || (b.bitrate - a.bitrate))[0];
 }
+
+/** Ad server URLs read for unknown variables, and the unknown names logged (once per process; bounded). */
+const loggedTemplates = new Set<string>();
+const loggedVariables = new Set<string>();
 
 /** A decision's lock in the store: renewed every third of this while its holder decides. */
 const DECISION_LOCK_TTL_MS = 5_000;
@@ -153,9 +157,11 @@ export class AdPlanner {
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
     if (insert) record.insert = true;
     if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
+    this.logUnknownVariables(adServerUrl);
     const result = await this.decision(session, {
-      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration,
+      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration, availRandom: availRandom(session.guid, avail.id),
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
+      ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}),
     }, avail);
     if (!result.ok) {
       metrics.adServerErrors.inc({ reason: result.error.reason });
@@ -179,7 +185,10 @@ export class AdPlanner {
     for (const r of ready) if (!picked.ads.some((p) => p.ad === r.ad)) record.skipped.push({ adId: r.ad.adId, reason: 'does not fit the avail' });
     let total = 0;
     for (const p of picked.ads) {
-      record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });
+      const planned: PlannedAdRecord = { adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents };
+      if (p.ad.universalAdId) planned.universalAdId = p.ad.universalAdId;
+      if (p.ad.adSystem) planned.adSystem = p.ad.adSystem;
+      record.ads.push(planned);
       total += p.plan.duration;
     }
     // Every ad taken, in the ad server's order: the decision thread's pack is the record's (slate, after them, has none).
@@ -187,6 +196,17 @@ export class AdPlanner {
     if (insert) record.duration = Math.round(total * 1000) / 1000;
     await this.slate.fillWithSlate(session, record, avail, targetDuration, total, shape);
     return record;
+  }
+
+  /** An unknown variable of our namespaces in an ad server URL is left empty, and logged once per name per process. */
+  private logUnknownVariables(template: string): void {
+    if (loggedTemplates.has(template)) return;
+    if (loggedTemplates.size < 1000) loggedTemplates.add(template);
+    for (const name of unknownVariables(template)) {
+      if (loggedVariables.has(name) || loggedVariables.size >= 1000) continue;
+      loggedVariables.add(name);
+      this.deps.logger.warn({ variable: name }, `the ad server URL names [${name}], which the proxy does not know: it is sent empty`);
+    }
   }
 
   /** The ad decision of an avail: a VMAP avail takes its own break's VAST (inline or ad tag), the others ask the ad server. */

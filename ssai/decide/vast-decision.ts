@@ -3,11 +3,12 @@
 // an ad failure is non-fatal and the avail plays content or slate (STYLE.md rule 5).
 import { DOMParser } from '@xmldom/xmldom';
 import { VASTClient } from '@dailymotion/vast-client';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { request } from 'undici';
 import type { SpliceInfo } from '../../media/scte35.js';
 import { inlineLinearAds } from '../parse/vast-inline.js';
-import type { LinearAd } from '../parse/linear-ad.js';
+import { universalAdIdOf, type LinearAd } from '../parse/linear-ad.js';
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };
@@ -26,6 +27,11 @@ export type AdDecisionRequest = {
   scte35?: SpliceInfo;
   /** `ads.<name>` query parameters of the player, without the prefix */
   playerParams?: Record<string, string>;
+  /** the User-Agent and the client address of the request that made the session */
+  userAgent?: string;
+  clientIp?: string;
+  /** [avail.random] (availRandom) */
+  availRandom?: number;
 };
 
 /** The seam the proxy depends on (STYLE.md rule 7): tests and other ad servers plug in here. */
@@ -49,6 +55,11 @@ export type VastDecisionOptions = {
   inlineFastPath?: boolean;
 };
 
+/** The `[scte.<field>]` names a cue may fill (absent from a given cue: empty, not unknown). */
+const SCTE_FIELDS = new Set(['event_id', 'splice_event_id', 'unique_program_id', 'avail_num', 'avails_expected', 'break_duration',
+  'segmentation_event_id', 'segmentation_type_id', 'segmentation_upid_type', 'segmentation_upid', 'segment_num', 'segments_expected',
+  'segmentation_duration', 'sub_segment_num', 'sub_segments_expected', 'provider_avail_id']);
+
 /** Flat `[scte.<field>]` values of a decoded cue, named after the SCTE 35 syntax elements. */
 export function scteTemplateFields(info: SpliceInfo | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -64,6 +75,8 @@ export function scteTemplateFields(info: SpliceInfo | undefined): Record<string,
       segmentation_event_id: String(seg.segmentationEventId), segmentation_type_id: String(seg.segmentationTypeId),
       segmentation_upid_type: String(seg.upidType), segmentation_upid: seg.upidHex, segment_num: String(seg.segmentNum), segments_expected: String(seg.segmentsExpected),
     });
+    // A time_signal's event is its segmentation event (the cue finder names the break after it too).
+    out.event_id ??= String(seg.segmentationEventId);
     if (seg.segmentationDuration !== undefined) out.segmentation_duration = String(seg.segmentationDuration / 90000);
     if (seg.subSegmentNum !== undefined) out.sub_segment_num = String(seg.subSegmentNum);
     if (seg.subSegmentsExpected !== undefined) out.sub_segments_expected = String(seg.subSegmentsExpected);
@@ -73,18 +86,57 @@ export function scteTemplateFields(info: SpliceInfo | undefined): Record<string,
   return out;
 }
 
-/** Fills the DESIGN.md template variables, URL-encoded; unknown variables become empty. */
+/** `[name]` of a variable: lowercase names, a namespace and a field (VAST macros, uppercase, never match). */
+const VARIABLE = /\[([a-z_]+(?:\.[A-Za-z0-9_.-]+)?)\]/g;
+const SESSION_VARIABLES = new Set(['session.id', 'session.user_agent', 'session.client_ip']);
+const AVAIL_VARIABLES = new Set(['avail.index', 'avail.duration', 'avail.random']);
+const OUR_NAMESPACES = ['session.', 'avail.', 'scte.', 'player_params.'];
+
+/**
+ * Whether a variable name is ours: `cachebuster` and the names of our namespaces (session., avail., scte.,
+ * player_params.). A name of our namespaces that we do not fill is `unknown`: left empty (docs/ssai.md).
+ */
+function variableKind(name: string): 'ours' | 'unknown' | 'foreign' {
+  if (name === 'cachebuster' || SESSION_VARIABLES.has(name) || AVAIL_VARIABLES.has(name) || name.startsWith('player_params.')) return 'ours';
+  if (name.startsWith('scte.')) return SCTE_FIELDS.has(name.slice(5)) ? 'ours' : 'unknown';
+  return OUR_NAMESPACES.some((ns) => name.startsWith(ns)) ? 'unknown' : 'foreign';
+}
+
+/** The variables of our namespaces a template names that we do not know (each left empty in the request). */
+export function unknownVariables(template: string): string[] {
+  const out: string[] = [];
+  for (const m of template.matchAll(VARIABLE)) if (variableKind(m[1]!) === 'unknown' && !out.includes(m[1]!)) out.push(m[1]!);
+  return out;
+}
+
+/**
+ * `[avail.random]`: a number in [0, 1e10) fixed per break, the same in every ad request of that break (every viewer,
+ * every rendition, every instance: derived from the configuration and the break's id, not drawn), so an ad server can
+ * tell requests of one break from those of the next.
+ */
+export function availRandom(guid: string, availId: string): number {
+  return Number(createHash('sha256').update(`${guid}\n${availId}`).digest().readBigUInt64BE(0) % 10_000_000_000n);
+}
+
+/**
+ * Fills the template variables (docs/ssai.md "Ad server variables"), URL-encoded. An unknown name of our namespaces
+ * is left empty (unknownVariables lists them for a log); any other bracketed name (a VAST macro such as
+ * [CACHEBUSTING], a lowercase one of the ad server's) is left as it is for the ad server.
+ */
 export function fillAdServerUrl(template: string, req: Omit<AdDecisionRequest, 'adServerUrl'>, random: () => number = Math.random): string {
-  const scte = scteTemplateFields(req.scte35);
-  return template.replace(/\[([a-z_]+(?:\.[A-Za-z0-9_.-]+)?)\]/g, (_m, name: string) => {
+  let scte: Record<string, string> | undefined;
+  return template.replace(VARIABLE, (m, name: string) => {
     let v: string | undefined;
     if (name === 'session.id') v = req.sessionId;
+    else if (name === 'session.user_agent') v = req.userAgent;
+    else if (name === 'session.client_ip') v = req.clientIp;
     else if (name === 'avail.duration') v = String(Math.round(req.availDuration));
     else if (name === 'avail.index') v = String(req.availIndex);
+    else if (name === 'avail.random') v = req.availRandom === undefined ? undefined : String(req.availRandom);
     else if (name === 'cachebuster') v = String(Math.floor(random() * 1e10));
-    else if (name.startsWith('scte.')) v = scte[name.slice(5)];
+    else if (name.startsWith('scte.')) v = (scte ??= scteTemplateFields(req.scte35))[name.slice(5)];
     else if (name.startsWith('player_params.')) v = req.playerParams?.[name.slice(14)];
-    else return `[${name}]`; // not ours: left for the ad server (VAST macros look the same)
+    else if (variableKind(name) === 'foreign') return m; // not ours: left for the ad server (VAST macros look the same)
     return encodeURIComponent(v ?? '');
   });
 }
@@ -153,8 +205,8 @@ function parseXml(text: string): XmlDoc | undefined {
 
 // vast-client counts the root document as depth 1, hence wrapperLimit = depth + 1 below.
 // Minimal views of @dailymotion/vast-client's untyped results.
-type VastCreative = { id?: string | null; adId?: string | null; type?: string; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
-type VastAd = { id?: string | null; sequence?: string | number | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
+type VastCreative = { id?: string | null; adId?: string | null; type?: string; universalAdIds?: { idRegistry?: string | null; value?: string | null }[]; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
+type VastAd = { id?: string | null; sequence?: string | number | null; system?: { value?: string | null } | string | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
 
 const urlOf = (t: { url?: string } | string): string => (typeof t === 'string' ? t : (t.url ?? ''));
 
@@ -173,6 +225,11 @@ function toLinearAds(ads: VastAd[], rootErrors: string[]): LinearAd[] {
           error: [...(ad.errorURLTemplates ?? []), ...rootErrors].map((u) => u.trim()).filter(Boolean),
         },
       };
+      const universal = c.universalAdIds?.[0];
+      const universalAdId = universal ? universalAdIdOf(universal.idRegistry, universal.value) : undefined;
+      if (universalAdId) linear.universalAdId = universalAdId;
+      const adSystem = (typeof ad.system === 'string' ? ad.system : ad.system?.value ?? '').trim();
+      if (adSystem) linear.adSystem = adSystem;
       const seq = Number(ad.sequence);
       if (Number.isFinite(seq) && ad.sequence !== null && ad.sequence !== undefined) linear.sequence = seq;
       out.push(linear);

@@ -3,7 +3,7 @@
 // running the client cost ~2 ms per decision, which 10,000 viewers with their own ads cannot afford at a break start.
 // Anything else (a wrapper, a document the tokenizer does not follow) returns undefined and takes the full path; a test
 // holds both paths to the same answers over the IAB samples of the shared vectors.
-import type { LinearAd } from './linear-ad.js';
+import { universalAdIdOf, type LinearAd } from './linear-ad.js';
 
 type El = { name: string; attrs: Record<string, string>; children: El[]; text: string };
 
@@ -133,6 +133,11 @@ export function inlineLinearAds(xml: string): LinearAd[] | undefined {
           error: [...children(inline, 'Error').map(textOf), ...rootErrors].filter(Boolean),
         },
       };
+      const universal = child(creative, 'UniversalAdId');
+      const universalAdId = universal ? universalAdIdOf(universal.attrs.idRegistry, textOf(universal) || universal.attrs.idValue) : undefined;
+      if (universalAdId) result.universalAdId = universalAdId;
+      const adSystem = child(inline, 'AdSystem');
+      if (adSystem && textOf(adSystem)) result.adSystem = textOf(adSystem);
       const seq = ad.attrs.sequence;
       if (seq !== undefined && seq !== '' && Number.isFinite(Number(seq))) result.sequence = Number(seq);
       out.push(result);
