@@ -15,6 +15,8 @@ export interface SsaiMetrics {
   originFetches: Counter;
   creativesSkipped: Counter<'reason'>;
   beacons: Counter<'result'>;
+  /** VAST errors reported to the ad server's <Error> URLs, by VAST error code (issue 31 point 7) */
+  vastErrors: Counter<'code'>;
   /** malformed cues ignored (issue 19 point 3), once per origin fetch */
   cueErrors: Counter<'reason'>;
   /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
@@ -75,6 +77,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
       name: 'ssai_store_unavailable_total', help: 'Proxy operations done without the session store (Redis away), by operation: decision, session, read, write, beacon',
       labelNames: ['operation'] as const, registers: [registry],
     }),
+    vastErrors: new Counter({ name: 'ssai_vast_errors_total', help: 'VAST errors reported to the ad server (its <Error> URLs fired once per decision), by VAST error code', labelNames: ['code'] as const, registers: [registry] }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }

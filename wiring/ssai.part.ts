@@ -100,6 +100,8 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         creativeWaitMs: options.creativeWaitMs ?? 200, sessionTtlMs: options.sessionTtlMs ?? 4 * 3_600_000,
         slateImage: slateImageFrom(cache),
         prepareSlate: () => options.prepareSlate ?? localSlateFromServices(ctx),
+        // A decision's VAST errors go out with the beacons (issue 31 point 7).
+        sendErrorBeacons: (urls) => beacons.sendOnce(urls),
       });
       ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics };
       ctx.onClose(async () => {

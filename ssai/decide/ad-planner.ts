@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { keys, type AvailRecord, type PlannedAdRecord, type SessionRecord } from './avail-record.js';
 import type { ContentShape } from '../stitch/content-shape.js';
-import { CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
+import { CREATIVE_QUEUED, CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
 import type { CreativePlan } from '../stitch/creative-plan.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { LinearAd, MediaFileInfo } from '../parse/linear-ad.js';
@@ -11,7 +11,7 @@ import type { SsaiMetrics } from '../metrics.js';
 import { packRecord } from './packed-tracking.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { SlateFill, type SlateFillDeps } from './slate-fill.js';
-import { availRandom, pickAdsForAvail, unknownVariables, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
+import { availRandom, pickAdsForAvail, unknownVariables, VAST_ERROR, withErrorCode, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastErrorReport } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
 
@@ -22,6 +22,11 @@ export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBre
   sessionTtlMs: number;
   /** avail length assumed while a break without a planned duration is still open */
   defaultAvailSeconds?: number;
+  /**
+   * sends a decision's VAST error URLs (their [ERRORCODE] filled), fire and forget: the server's beacon queue. Called
+   * once per decision, as a decision is made once per session and break.
+   */
+  sendErrorBeacons?: (urls: string[]) => void;
 }
 
 /** The longest VOD insertion (VMAP break, CUE-OUT:0): its ads are asked for and picked up to this length. */
@@ -163,6 +168,27 @@ export class AdPlanner {
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
       ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}),
     }, avail);
+    const errors: VastErrorReport[] = [...(result.vastErrors ?? [])];
+    try {
+      return await this.planAds(session, record, avail, result, errors, duration, insert, targetDuration, shape);
+    } finally {
+      this.reportErrors(errors);
+    }
+  }
+
+  /** Fires a decision's VAST errors, each URL once (a chain may name one at several levels). */
+  private reportErrors(errors: VastErrorReport[]): void {
+    if (!errors.length) return;
+    const urls = new Set<string>();
+    for (const e of errors) {
+      this.deps.metrics.vastErrors.inc({ code: String(e.code) });
+      for (const url of e.urls) urls.add(withErrorCode(url, e.code));
+    }
+    this.deps.sendErrorBeacons?.([...urls]);
+  }
+
+  private async planAds(session: SessionRecord, record: AvailRecord, avail: Avail, result: AdDecisionResult, errors: VastErrorReport[], duration: number, insert: boolean, targetDuration: number, shape?: ContentShape): Promise<AvailRecord> {
+    const { metrics } = this.deps;
     if (!result.ok) {
       metrics.adServerErrors.inc({ reason: result.error.reason });
       record.error = `${result.error.reason}: ${result.error.message}`;
@@ -174,9 +200,20 @@ export class AdPlanner {
     const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
     await Promise.all(result.ads.map(async (ad) => {
       const file = pickMediaFile(ad.mediaFiles);
-      if (!file) { record.skipped.push({ adId: ad.adId, reason: 'no usable media file' }); return; }
+      if (!file) {
+        record.skipped.push({ adId: ad.adId, reason: 'no usable media file' });
+        errors.push({ code: VAST_ERROR.noSupportedMediaFile, urls: ad.trackingEvents.error });
+        return;
+      }
       const got = await this.creatives.creative(file.url, ladder, ad.creativeId || ad.adId);
-      if (typeof got === 'string') { record.skipped.push({ adId: ad.adId, reason: got }); metrics.creativesSkipped.inc({ reason: got.split(':')[0] ?? got }); return; }
+      if (typeof got === 'string') {
+        record.skipped.push({ adId: ad.adId, reason: got });
+        metrics.creativesSkipped.inc({ reason: got.split(':')[0] ?? got });
+        // Not ready in time (still being prepared) is a media file timeout; a creative that cannot be prepared, or no
+        // encoder to prepare it, leaves no media file the proxy can play.
+        errors.push({ code: got === CREATIVE_QUEUED ? VAST_ERROR.mediaFileTimeout : VAST_ERROR.noSupportedMediaFile, urls: ad.trackingEvents.error });
+        return;
+      }
       ready.push({ ad, plan: got });
     }));
     // keep the ad server's order

@@ -12,11 +12,30 @@ import { universalAdIdOf, type LinearAd } from '../parse/linear-ad.js';
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };
-export type AdDecisionResult = {
+/** An error the VAST asks to be told of: its <Error> URLs (every level of a wrapper chain) and the VAST 4 error code. */
+export type VastErrorReport = { code: number; urls: string[] };
+/** The VAST 4 error codes the proxy reports (docs/ssai.md "VAST errors"). */
+export const VAST_ERROR = {
+  xmlParse: 100, schema: 101, wrapperTimeout: 301, wrapperLimit: 302, noAdsAfterWrapper: 303, mediaFileTimeout: 402, noSupportedMediaFile: 403,
+} as const;
+
+export type AdDecisionResult = ({
   ok: true; ads: LinearAd[];
   /** every ad's trackingEvents packed in order (packed-tracking.ts), when a decision thread did it off the main thread */
   packedTracking?: string;
-} | { ok: false; error: AdDecisionError };
+} | { ok: false; error: AdDecisionError }) & {
+  /** errors of the answer to report (the planner fires them once per decision, with those of the ads it skips) */
+  vastErrors?: VastErrorReport[];
+};
+
+/** An <Error> URL with its [ERRORCODE] macro filled (also percent-encoded, as some ad servers write it). */
+export function withErrorCode(url: string, code: number): string {
+  return url.replace(/\[ERRORCODE\]|%5BERRORCODE%5D/gi, String(code));
+}
+
+/** Marks a wrapper fetch failure with the VAST code it stands for: vast-client reports any such failure as 301. */
+const codeMark = (code: number, message: string): Error => new Error(`[VAST ${code}] ${message}`);
+const MARKED_CODE = /\[VAST (\d{3})\]/;
 
 export type AdDecisionRequest = {
   /** the configuration's ad_server, with [variables] */
@@ -208,6 +227,9 @@ function parseXml(text: string): XmlDoc | undefined {
 type VastCreative = { id?: string | null; adId?: string | null; type?: string; universalAdIds?: { idRegistry?: string | null; value?: string | null }[]; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
 type VastAd = { id?: string | null; sequence?: string | number | null; system?: { value?: string | null } | string | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
 
+/** The parser's error tracking (VASTParser.trackVastError), replaced per decision to keep what it would send. */
+type VastErrorTracker = { trackVastError: (templates: unknown[] | undefined, code: { ERRORCODE?: number | string }, ...data: Array<Record<string, unknown>>) => void };
+
 const urlOf = (t: { url?: string } | string): string => (typeof t === 'string' ? t : (t.url ?? ''));
 
 function toLinearAds(ads: VastAd[], rootErrors: string[]): LinearAd[] {
@@ -286,25 +308,40 @@ export class VastDecisionClient implements AdDecisionClient {
     const urlHandler = {
       get: async (wrapperUrl: string): Promise<{ xml: XmlDoc; details: { byteLength: number; statusCode: number; rawXml: string } } | { error: Error; statusCode: number | null }> => {
         const r = await fetchText(wrapperUrl, deadline, this.now, this.maxBytes);
-        if (!r.ok) { chainError ??= r.error; return { error: new Error(r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
+        if (!r.ok) { chainError ??= r.error; return { error: codeMark(VAST_ERROR.wrapperTimeout, r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
         const xml = parseXml(r.text);
-        if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: new Error('malformed'), statusCode: 200 }; }
+        if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: codeMark(VAST_ERROR.xmlParse, 'malformed'), statusCode: 200 }; }
+        if (xml.documentElement?.localName !== 'VAST') {
+          chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not VAST` };
+          return { error: codeMark(VAST_ERROR.schema, 'not VAST'), statusCode: 200 };
+        }
         return { xml, details: { byteLength: r.text.length, statusCode: 200, rawXml: r.text } };
       },
     };
+    // vast-client's own error tracking, kept instead of sent (it pings only in a browser): the <Error> URLs of every
+    // level of the chain with the code it found, ours where the fetch failure was marked (codeMark).
+    const vastErrors: VastErrorReport[] = [];
+    const withErrors = (result: AdDecisionResult): AdDecisionResult => (vastErrors.length ? { ...result, vastErrors } : result);
     try {
       const client = new VASTClient();
+      const parser = (client as unknown as { getParser(): VastErrorTracker }).getParser();
+      parser.trackVastError = (templates, code, ...data) => {
+        const message = data.map((d) => d.ERRORMESSAGE).find((m): m is string => typeof m === 'string') ?? '';
+        const marked = MARKED_CODE.exec(message);
+        const urls = (templates ?? []).map((u) => (typeof u === 'string' ? u : '').trim()).filter(Boolean);
+        if (urls.length) vastErrors.push({ code: marked ? Number(marked[1]) : Number(code.ERRORCODE) || 900, urls });
+      };
       const response = (await client.parseVAST(doc, {
         urlHandler, timeout: Math.max(1, deadline - this.now()), wrapperLimit: this.depth + 1, resolveAll: true, allowMultipleAds: true, url,
       })) as { ads?: VastAd[]; errorURLTemplates?: string[] };
       const ads = toLinearAds(response.ads ?? [], response.errorURLTemplates ?? []);
-      if (ads.length) return { ok: true, ads };
-      if (chainError) return { ok: false, error: chainError };
-      const depthHit = (response.ads ?? []).some((a) => a.errorCode === 302);
-      if (depthHit) return { ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } };
-      return { ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } };
+      if (ads.length) return withErrors({ ok: true, ads });
+      if (chainError) return withErrors({ ok: false, error: chainError });
+      const depthHit = (response.ads ?? []).some((a) => a.errorCode === 302) || vastErrors.some((r) => r.code === VAST_ERROR.wrapperLimit);
+      if (depthHit) return withErrors({ ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } });
+      return withErrors({ ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } });
     } catch (e) {
-      return { ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } };
+      return withErrors({ ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } });
     }
   }
 

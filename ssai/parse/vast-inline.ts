@@ -99,6 +99,10 @@ function duration(s: string | undefined): number | undefined {
   return h * 3600 + min * 60 + sec;
 }
 
+/** Whether a creative has something to show: a linear media file, or non-linear or companion ads (vast-client's test). */
+const hasMedia = (creative: El): boolean => children(child(child(creative, 'Linear'), 'MediaFiles'), 'MediaFile').some((m) => textOf(m))
+  || child(creative, 'NonLinearAds') !== undefined || child(creative, 'CompanionAds') !== undefined;
+
 const EVENTS = ['start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const;
 
 /**
@@ -115,6 +119,9 @@ export function inlineLinearAds(xml: string): LinearAd[] | undefined {
   for (const ad of children(vast, 'Ad')) {
     const inline = child(ad, 'InLine');
     if (!inline) return undefined; // neither inline nor a wrapper we know: the full client decides
+    // An ad without any media (no media file, no non-linear or companion) is an error to report (303, as the full
+    // client finds it): the full client decides and reports it (issue 31 point 7).
+    if (!children(child(inline, 'Creatives'), 'Creative').some(hasMedia)) return undefined;
     for (const creative of children(child(inline, 'Creatives'), 'Creative')) {
       const linear = child(creative, 'Linear');
       if (!linear) continue;
