@@ -164,7 +164,7 @@ export class AdPlanner {
     if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
     this.logUnknownVariables(adServerUrl);
     const result = await this.decision(session, {
-      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration, availRandom: availRandom(session.guid, avail.id),
+      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration, availRandom: availRandom(session.guid, avail),
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
       ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}),
     }, avail);

@@ -130,11 +130,13 @@ export function unknownVariables(template: string): string[] {
 
 /**
  * `[avail.random]`: a number in [0, 1e10) fixed per break, the same in every ad request of that break (every viewer,
- * every rendition, every instance: derived from the configuration and the break's id, not drawn), so an ad server can
- * tell requests of one break from those of the next.
+ * rendition, instance and insertion mode: derived, not drawn, from the configuration and the break's start, its
+ * program date-time, or its id in a stream without one; the modes name a break differently), so an ad server can tell
+ * the requests of one break from those of the next.
  */
-export function availRandom(guid: string, availId: string): number {
-  return Number(createHash('sha256').update(`${guid}\n${availId}`).digest().readBigUInt64BE(0) % 10_000_000_000n);
+export function availRandom(guid: string, avail: { id: string; startPdtMs?: number }): number {
+  const which = avail.startPdtMs === undefined ? `id ${avail.id}` : `at ${avail.startPdtMs}`;
+  return Number(createHash('sha256').update(`${guid}\n${which}`).digest().readBigUInt64BE(0) % 10_000_000_000n);
 }
 
 /**
