@@ -229,6 +229,14 @@ function parseXml(text: string): XmlDoc | undefined {
 type VastCreative = { id?: string | null; adId?: string | null; type?: string; universalAdIds?: { idRegistry?: string | null; value?: string | null }[]; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
 type VastAd = { id?: string | null; sequence?: string | number | null; system?: { value?: string | null } | string | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
 
+/** The <Error> URLs directly under a document's <VAST>. */
+function vastLevelErrors(doc: XmlDoc): string[] {
+  const out: string[] = [];
+  const root = doc.documentElement;
+  for (let n = root?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as { localName?: string }).localName === 'Error') out.push((n.textContent ?? '').trim());
+  return out.filter(Boolean);
+}
+
 /** The parser's error tracking (VASTParser.trackVastError), replaced per decision to keep what it would send. */
 type VastErrorTracker = { trackVastError: (templates: unknown[] | undefined, code: { ERRORCODE?: number | string }, ...data: Array<Record<string, unknown>>) => void };
 
@@ -343,6 +351,12 @@ export class VastDecisionClient implements AdDecisionClient {
       if (depthHit) return withErrors({ ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } });
       return withErrors({ ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } });
     } catch (e) {
+      // The client gave up on the document itself (an <Ad> neither InLine nor Wrapper makes it throw): a schema error,
+      // told to the document's own <Error> URLs.
+      if (!chainError && !vastErrors.length) {
+        const urls = vastLevelErrors(doc);
+        if (urls.length) vastErrors.push({ code: VAST_ERROR.schema, urls });
+      }
       return withErrors({ ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } });
     }
   }
