@@ -129,7 +129,6 @@ const MAX_ID_LENGTH = 256;
 
 /** An ad server's id as an RFC 8216 quoted-string value: no double quote, no line break or other control character. */
 export function quotedStringSafe(value: string): string {
-  // eslint-disable-next-line no-control-regex
   return value.replace(/["\u0000-\u001f\u007f]/g, '').slice(0, MAX_ID_LENGTH);
 }
 
