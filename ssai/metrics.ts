@@ -15,6 +15,8 @@ export interface SsaiMetrics {
   originFetches: Counter;
   creativesSkipped: Counter<'reason'>;
   beacons: Counter<'result'>;
+  /** VAST errors reported to the ad server's <Error> URLs, by VAST error code (issue 31 point 7) */
+  vastErrors: Counter<'code'>;
   /** malformed cues ignored (issue 19 point 3), once per origin fetch */
   cueErrors: Counter<'reason'>;
   /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
@@ -84,6 +86,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
       labelNames: ['operation'] as const, registers: [registry],
     }),
     debugEntries: new Counter({ name: 'ssai_debug_entries_total', help: 'Entries written to the debug logs of sessions started with ads.debug=1, by kind', labelNames: ['kind'] as const, registers: [registry] }),
+    vastErrors: new Counter({ name: 'ssai_vast_errors_total', help: 'VAST errors reported to the ad server (its <Error> URLs fired once per decision), by VAST error code', labelNames: ['code'] as const, registers: [registry] }),
     beacons: new Counter({ name: 'ssai_beacons_total', help: 'Server-side VAST beacons by result', labelNames: ['result'] as const, registers: [registry] }),
   };
 }

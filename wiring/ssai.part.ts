@@ -112,6 +112,8 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         slateImage: slateImageFrom(cache),
         prepareSlate: () => options.prepareSlate ?? localSlateFromServices(ctx),
         debug,
+        // A decision's VAST errors go out with the beacons (issue 31 point 7).
+        sendErrorBeacons: (urls) => beacons.sendOnce(urls),
       });
       ctx.services.ssai = { store: sessions, planner, beacons, origin, metrics, debugLog };
       ctx.onClose(async () => {

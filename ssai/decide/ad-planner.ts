@@ -1,10 +1,10 @@
 // Ad decisions once per session and avail (issue 5 "Ad decisions"): asks the ad server, keeps the ads whose creatives
 // are prepared and fit, and stores the plan so every rendition, reload and instance stitches the same ads.
 import type { Logger } from 'pino';
-import { keys, type AvailRecord, type SessionRecord } from './avail-record.js';
+import { keys, type AvailRecord, type PlannedAdRecord, type SessionRecord } from './avail-record.js';
 import { personalised, type BreakPolicies } from './break-policy.js';
 import type { ContentShape } from '../stitch/content-shape.js';
-import { CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
+import { CREATIVE_QUEUED, CreativeCache, type CreativeCacheDeps } from './creative-cache.js';
 import type { CreativePlan } from '../stitch/creative-plan.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { LinearAd, MediaFileInfo } from '../parse/linear-ad.js';
@@ -12,7 +12,7 @@ import type { SsaiMetrics } from '../metrics.js';
 import { packRecord } from './packed-tracking.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { SlateFill, type SlateFillDeps } from './slate-fill.js';
-import { pickAdsForAvail, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult } from './vast-decision.js';
+import { availRandom, pickAdsForAvail, unknownVariables, VAST_ERROR, withErrorCode, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastErrorReport } from './vast-decision.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
 import type { DebugDecisions } from './debug-decisions.js';
@@ -26,6 +26,11 @@ export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBre
   defaultAvailSeconds?: number;
   /** the log of debug sessions (issue 31 item 8) */
   debug?: DebugDecisions;
+  /**
+   * sends a decision's VAST error URLs (their [ERRORCODE] filled), fire and forget: the server's beacon queue. Called
+   * once per decision, as a decision is made once per session and break.
+   */
+  sendErrorBeacons?: (urls: string[]) => void;
 }
 
 /** The longest VOD insertion (VMAP break, CUE-OUT:0): its ads are asked for and picked up to this length. */
@@ -36,6 +41,10 @@ function pickMediaFile(files: MediaFileInfo[]): MediaFileInfo | undefined {
   const list = video.length ? video : files;
   return [...list].sort((a, b) => (b.height - a.height) || (b.bitrate - a.bitrate))[0];
 }
+
+/** Ad server URLs read for unknown variables, and the unknown names logged (once per process; bounded). */
+const loggedTemplates = new Set<string>();
+const loggedVariables = new Set<string>();
 
 /** A decision's lock in the store: renewed every third of this while its holder decides. */
 const DECISION_LOCK_TTL_MS = 5_000;
@@ -175,10 +184,35 @@ export class AdPlanner {
     if (avail.startPdtMs !== undefined) record.startPdtMs = avail.startPdtMs;
     if (insert) record.insert = true;
     if (avail.contentOffsetSeconds !== undefined) record.contentOffsetSeconds = avail.contentOffsetSeconds;
+    this.logUnknownVariables(adServerUrl);
     const result = await this.decision(session, {
-      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration,
+      adServerUrl, sessionId: session.id, availIndex: index, availDuration: duration, availRandom: availRandom(session.guid, avail),
       ...(avail.scte35 ? { scte35: avail.scte35 } : {}), playerParams: session.playerParams,
+      ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}),
     }, avail);
+    const errors: VastErrorReport[] = [...(result.vastErrors ?? [])];
+    try {
+      return await this.planAds(session, record, avail, result, errors, { duration, insert, vmap, targetDuration, ...(shape ? { shape } : {}), ...(policies ? { policies } : {}) });
+    } finally {
+      this.reportErrors(errors);
+    }
+  }
+
+  /** Fires a decision's VAST errors, each URL once (a chain may name one at several levels). */
+  private reportErrors(errors: VastErrorReport[]): void {
+    if (!errors.length) return;
+    const urls = new Set<string>();
+    for (const e of errors) {
+      this.deps.metrics.vastErrors.inc({ code: String(e.code) });
+      for (const url of e.urls) urls.add(withErrorCode(url, e.code));
+    }
+    this.deps.sendErrorBeacons?.([...urls]);
+  }
+
+  private async planAds(session: SessionRecord, record: AvailRecord, avail: Avail, result: AdDecisionResult, errors: VastErrorReport[],
+    how: { duration: number; insert: boolean; vmap: boolean; targetDuration: number; shape?: ContentShape; policies?: BreakPolicies }): Promise<AvailRecord> {
+    const { duration, insert, vmap, targetDuration, shape, policies } = how;
+    const { metrics } = this.deps;
     if (!result.ok) {
       metrics.adServerErrors.inc({ reason: result.error.reason });
       record.error = `${result.error.reason}: ${result.error.message}`;
@@ -190,9 +224,20 @@ export class AdPlanner {
     const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
     await Promise.all(result.ads.map(async (ad) => {
       const file = pickMediaFile(ad.mediaFiles);
-      if (!file) { record.skipped.push({ adId: ad.adId, reason: 'no usable media file' }); return; }
+      if (!file) {
+        record.skipped.push({ adId: ad.adId, reason: 'no usable media file' });
+        errors.push({ code: VAST_ERROR.noSupportedMediaFile, urls: ad.trackingEvents.error });
+        return;
+      }
       const got = await this.creatives.creative(file.url, ladder, ad.creativeId || ad.adId);
-      if (typeof got === 'string') { record.skipped.push({ adId: ad.adId, reason: got }); metrics.creativesSkipped.inc({ reason: got.split(':')[0] ?? got }); return; }
+      if (typeof got === 'string') {
+        record.skipped.push({ adId: ad.adId, reason: got });
+        metrics.creativesSkipped.inc({ reason: got.split(':')[0] ?? got });
+        // Not ready in time (still being prepared) is a media file timeout; a creative that cannot be prepared, or no
+        // encoder to prepare it, leaves no media file the proxy can play.
+        errors.push({ code: got === CREATIVE_QUEUED ? VAST_ERROR.mediaFileTimeout : VAST_ERROR.noSupportedMediaFile, urls: ad.trackingEvents.error });
+        return;
+      }
       ready.push({ ad, plan: got });
     }));
     // keep the ad server's order
@@ -210,7 +255,10 @@ export class AdPlanner {
     }
     let total = 0;
     for (const p of picked.ads) {
-      record.ads.push({ adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents });
+      const planned: PlannedAdRecord = { adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents };
+      if (p.ad.universalAdId) planned.universalAdId = p.ad.universalAdId;
+      if (p.ad.adSystem) planned.adSystem = p.ad.adSystem;
+      record.ads.push(planned);
       total += p.plan.duration;
     }
     // Every ad taken, in the ad server's order: the decision thread's pack is the record's (slate, after them, has none).
@@ -218,6 +266,17 @@ export class AdPlanner {
     if (insert) record.duration = Math.round(total * 1000) / 1000;
     await this.slate.fillWithSlate(session, record, avail, targetDuration, total, shape);
     return record;
+  }
+
+  /** An unknown variable of our namespaces in an ad server URL is left empty, and logged once per name per process. */
+  private logUnknownVariables(template: string): void {
+    if (loggedTemplates.has(template)) return;
+    if (loggedTemplates.size < 1000) loggedTemplates.add(template);
+    for (const name of unknownVariables(template)) {
+      if (loggedVariables.has(name) || loggedVariables.size >= 1000) continue;
+      loggedVariables.add(name);
+      this.deps.logger.warn({ variable: name }, `the ad server URL names [${name}], which the proxy does not know: it is sent empty`);
+    }
   }
 
   /** The ad decision of an avail: a VMAP avail takes its own break's VAST (inline or ad tag), the others ask the ad server. */

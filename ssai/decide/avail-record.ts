@@ -14,6 +14,9 @@ export interface SessionRecord {
   variants: VariantEntry[];
   rungs: ContentRung[];
   playerParams: Record<string, string>;
+  /** the User-Agent and the client's address of the request that made the session ([session.user_agent], [session.client_ip]) */
+  userAgent?: string;
+  clientIp?: string;
   /** 'guided': breaks reach the viewer as HLS Interstitials (issue 30); absent: stitched */
   mode?: 'guided';
   /** started with ads.debug=1 (issue 31): its fetches, ad requests and decisions go to its debug log */
@@ -23,6 +26,8 @@ export interface SessionRecord {
 
 export type PlannedAdRecord = {
   adId: string; creativeId: string; duration: number; creativeKey: string; slate?: boolean;
+  /** the VAST's UniversalAdId and AdSystem (linear-ad.ts), when it gave them: the same for every viewer of a creative */
+  universalAdId?: string; adSystem?: string;
   /** while the decision is made, and in records stored before the record's packed `tracking` (read with trackingOf) */
   tracking?: TrackingEvents;
 };

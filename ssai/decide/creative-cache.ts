@@ -8,6 +8,9 @@ import { h264Of, type ContentShape } from '../stitch/content-shape.js';
 import { planOf, type CreativePlan } from '../stitch/creative-plan.js';
 import type { SessionStore } from '../store/session-store.js';
 
+/** The reason a creative is skipped while it is being prepared (a later break takes it). */
+export const CREATIVE_QUEUED = 'not prepared: queued for preparation';
+
 export type PrepareFn = (mediaFileUrl: string, ladder: TargetLadder, creativeId: string) => Promise<VodResult<PreparedCreative>>;
 
 export interface CreativeCacheDeps {
@@ -120,7 +123,7 @@ export class CreativeCache {
       this.creatives.set(key, { state: 'pending', promise });
     }
     const plan = await Promise.race([promise, new Promise<'wait'>((r) => setTimeout(() => r('wait'), waitMs).unref())]);
-    if (plan === 'wait') return 'not prepared: queued for preparation';
+    if (plan === 'wait') return CREATIVE_QUEUED;
     if (!plan) {
       const s = this.creatives.get(key);
       return `failed: ${s?.state === 'failed' ? s.reason : 'unknown'}`;

@@ -3,19 +3,39 @@
 // an ad failure is non-fatal and the avail plays content or slate (STYLE.md rule 5).
 import { DOMParser } from '@xmldom/xmldom';
 import { VASTClient } from '@dailymotion/vast-client';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { request } from 'undici';
 import type { SpliceInfo } from '../../media/scte35.js';
 import { inlineLinearAds } from '../parse/vast-inline.js';
-import type { LinearAd } from '../parse/linear-ad.js';
+import { universalAdIdOf, type LinearAd } from '../parse/linear-ad.js';
 
 export type AdDecisionErrorReason = 'timeout' | 'http' | 'malformed' | 'empty';
 export type AdDecisionError = { reason: AdDecisionErrorReason; message: string; status?: number };
-export type AdDecisionResult = {
+/** An error the VAST asks to be told of: its <Error> URLs (every level of a wrapper chain) and the VAST 4 error code. */
+export type VastErrorReport = { code: number; urls: string[] };
+/** The VAST 4 error codes the proxy reports (docs/ssai.md "VAST errors"). */
+export const VAST_ERROR = {
+  xmlParse: 100, schema: 101, wrapperTimeout: 301, wrapperLimit: 302, noAdsAfterWrapper: 303, mediaFileTimeout: 402, noSupportedMediaFile: 403,
+} as const;
+
+export type AdDecisionResult = ({
   ok: true; ads: LinearAd[];
   /** every ad's trackingEvents packed in order (packed-tracking.ts), when a decision thread did it off the main thread */
   packedTracking?: string;
-} | { ok: false; error: AdDecisionError };
+} | { ok: false; error: AdDecisionError }) & {
+  /** errors of the answer to report (the planner fires them once per decision, with those of the ads it skips) */
+  vastErrors?: VastErrorReport[];
+};
+
+/** An <Error> URL with its [ERRORCODE] macro filled (also percent-encoded, as some ad servers write it). */
+export function withErrorCode(url: string, code: number): string {
+  return url.replace(/\[ERRORCODE\]|%5BERRORCODE%5D/gi, String(code));
+}
+
+/** Marks a wrapper fetch failure with the VAST code it stands for: vast-client reports any such failure as 301. */
+const codeMark = (code: number, message: string): Error => new Error(`[VAST ${code}] ${message}`);
+const MARKED_CODE = /\[VAST (\d{3})\]/;
 
 export type AdDecisionRequest = {
   /** the configuration's ad_server, with [variables] */
@@ -26,6 +46,11 @@ export type AdDecisionRequest = {
   scte35?: SpliceInfo;
   /** `ads.<name>` query parameters of the player, without the prefix */
   playerParams?: Record<string, string>;
+  /** the User-Agent and the client address of the request that made the session */
+  userAgent?: string;
+  clientIp?: string;
+  /** [avail.random] (availRandom) */
+  availRandom?: number;
 };
 
 /** The seam the proxy depends on (STYLE.md rule 7): tests and other ad servers plug in here. */
@@ -54,6 +79,10 @@ export type VastDecisionOptions = {
 /** An ad server request as it went (the wrapper chain's too): the filled URL, and the answer or why there was none. */
 export type AdServerExchange = { url: string; ms: number; status?: number; body?: string; error?: string };
 export type AdServerObserver = (exchange: AdServerExchange) => void;
+/** The `[scte.<field>]` names a cue may fill (absent from a given cue: empty, not unknown). */
+const SCTE_FIELDS = new Set(['event_id', 'splice_event_id', 'unique_program_id', 'avail_num', 'avails_expected', 'break_duration',
+  'segmentation_event_id', 'segmentation_type_id', 'segmentation_upid_type', 'segmentation_upid', 'segment_num', 'segments_expected',
+  'segmentation_duration', 'sub_segment_num', 'sub_segments_expected', 'provider_avail_id']);
 
 /** Flat `[scte.<field>]` values of a decoded cue, named after the SCTE 35 syntax elements. */
 export function scteTemplateFields(info: SpliceInfo | undefined): Record<string, string> {
@@ -70,6 +99,8 @@ export function scteTemplateFields(info: SpliceInfo | undefined): Record<string,
       segmentation_event_id: String(seg.segmentationEventId), segmentation_type_id: String(seg.segmentationTypeId),
       segmentation_upid_type: String(seg.upidType), segmentation_upid: seg.upidHex, segment_num: String(seg.segmentNum), segments_expected: String(seg.segmentsExpected),
     });
+    // A time_signal's event is its segmentation event (the cue finder names the break after it too).
+    out.event_id ??= String(seg.segmentationEventId);
     if (seg.segmentationDuration !== undefined) out.segmentation_duration = String(seg.segmentationDuration / 90000);
     if (seg.subSegmentNum !== undefined) out.sub_segment_num = String(seg.subSegmentNum);
     if (seg.subSegmentsExpected !== undefined) out.sub_segments_expected = String(seg.subSegmentsExpected);
@@ -79,18 +110,59 @@ export function scteTemplateFields(info: SpliceInfo | undefined): Record<string,
   return out;
 }
 
-/** Fills the DESIGN.md template variables, URL-encoded; unknown variables become empty. */
+/** `[name]` of a variable: lowercase names, a namespace and a field (VAST macros, uppercase, never match). */
+const VARIABLE = /\[([a-z_]+(?:\.[A-Za-z0-9_.-]+)?)\]/g;
+const SESSION_VARIABLES = new Set(['session.id', 'session.user_agent', 'session.client_ip']);
+const AVAIL_VARIABLES = new Set(['avail.index', 'avail.duration', 'avail.random']);
+const OUR_NAMESPACES = ['session.', 'avail.', 'scte.', 'player_params.'];
+
+/**
+ * Whether a variable name is ours: `cachebuster` and the names of our namespaces (session., avail., scte.,
+ * player_params.). A name of our namespaces that we do not fill is `unknown`: left empty (docs/ssai.md).
+ */
+function variableKind(name: string): 'ours' | 'unknown' | 'foreign' {
+  if (name === 'cachebuster' || SESSION_VARIABLES.has(name) || AVAIL_VARIABLES.has(name) || name.startsWith('player_params.')) return 'ours';
+  if (name.startsWith('scte.')) return SCTE_FIELDS.has(name.slice(5)) ? 'ours' : 'unknown';
+  return OUR_NAMESPACES.some((ns) => name.startsWith(ns)) ? 'unknown' : 'foreign';
+}
+
+/** The variables of our namespaces a template names that we do not know (each left empty in the request). */
+export function unknownVariables(template: string): string[] {
+  const out: string[] = [];
+  for (const m of template.matchAll(VARIABLE)) if (variableKind(m[1]!) === 'unknown' && !out.includes(m[1]!)) out.push(m[1]!);
+  return out;
+}
+
+/**
+ * `[avail.random]`: a number in [0, 1e10) fixed per break, the same in every ad request of that break (every viewer,
+ * rendition, instance and insertion mode: derived, not drawn, from the configuration and the break's start, its
+ * program date-time, or its id in a stream without one; the modes name a break differently), so an ad server can tell
+ * the requests of one break from those of the next.
+ */
+export function availRandom(guid: string, avail: { id: string; startPdtMs?: number }): number {
+  const which = avail.startPdtMs === undefined ? `id ${avail.id}` : `at ${avail.startPdtMs}`;
+  return Number(createHash('sha256').update(`${guid}\n${which}`).digest().readBigUInt64BE(0) % 10_000_000_000n);
+}
+
+/**
+ * Fills the template variables (docs/ssai.md "Ad server variables"), URL-encoded. An unknown name of our namespaces
+ * is left empty (unknownVariables lists them for a log); any other bracketed name (a VAST macro such as
+ * [CACHEBUSTING], a lowercase one of the ad server's) is left as it is for the ad server.
+ */
 export function fillAdServerUrl(template: string, req: Omit<AdDecisionRequest, 'adServerUrl'>, random: () => number = Math.random): string {
-  const scte = scteTemplateFields(req.scte35);
-  return template.replace(/\[([a-z_]+(?:\.[A-Za-z0-9_.-]+)?)\]/g, (_m, name: string) => {
+  let scte: Record<string, string> | undefined;
+  return template.replace(VARIABLE, (m, name: string) => {
     let v: string | undefined;
     if (name === 'session.id') v = req.sessionId;
+    else if (name === 'session.user_agent') v = req.userAgent;
+    else if (name === 'session.client_ip') v = req.clientIp;
     else if (name === 'avail.duration') v = String(Math.round(req.availDuration));
     else if (name === 'avail.index') v = String(req.availIndex);
+    else if (name === 'avail.random') v = req.availRandom === undefined ? undefined : String(req.availRandom);
     else if (name === 'cachebuster') v = String(Math.floor(random() * 1e10));
-    else if (name.startsWith('scte.')) v = scte[name.slice(5)];
+    else if (name.startsWith('scte.')) v = (scte ??= scteTemplateFields(req.scte35))[name.slice(5)];
     else if (name.startsWith('player_params.')) v = req.playerParams?.[name.slice(14)];
-    else return `[${name}]`; // not ours: left for the ad server (VAST macros look the same)
+    else if (variableKind(name) === 'foreign') return m; // not ours: left for the ad server (VAST macros look the same)
     return encodeURIComponent(v ?? '');
   });
 }
@@ -167,8 +239,19 @@ function parseXml(text: string): XmlDoc | undefined {
 
 // vast-client counts the root document as depth 1, hence wrapperLimit = depth + 1 below.
 // Minimal views of @dailymotion/vast-client's untyped results.
-type VastCreative = { id?: string | null; adId?: string | null; type?: string; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
-type VastAd = { id?: string | null; sequence?: string | number | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
+type VastCreative = { id?: string | null; adId?: string | null; type?: string; universalAdIds?: { idRegistry?: string | null; value?: string | null }[]; duration?: number; trackingEvents?: Record<string, string[]>; mediaFiles?: { fileURL?: string | null; mimeType?: string | null; width?: number; height?: number; bitrate?: number }[] };
+type VastAd = { id?: string | null; sequence?: string | number | null; system?: { value?: string | null } | string | null; errorCode?: number | null; impressionURLTemplates?: ({ url?: string } | string)[]; errorURLTemplates?: string[]; creatives?: VastCreative[] };
+
+/** The <Error> URLs directly under a document's <VAST>. */
+function vastLevelErrors(doc: XmlDoc): string[] {
+  const out: string[] = [];
+  const root = doc.documentElement;
+  for (let n = root?.firstChild; n; n = n.nextSibling) if (n.nodeType === 1 && (n as { localName?: string }).localName === 'Error') out.push((n.textContent ?? '').trim());
+  return out.filter(Boolean);
+}
+
+/** The parser's error tracking (VASTParser.trackVastError), replaced per decision to keep what it would send. */
+type VastErrorTracker = { trackVastError: (templates: unknown[] | undefined, code: { ERRORCODE?: number | string }, ...data: Array<Record<string, unknown>>) => void };
 
 const urlOf = (t: { url?: string } | string): string => (typeof t === 'string' ? t : (t.url ?? ''));
 
@@ -187,6 +270,11 @@ function toLinearAds(ads: VastAd[], rootErrors: string[]): LinearAd[] {
           error: [...(ad.errorURLTemplates ?? []), ...rootErrors].map((u) => u.trim()).filter(Boolean),
         },
       };
+      const universal = c.universalAdIds?.[0];
+      const universalAdId = universal ? universalAdIdOf(universal.idRegistry, universal.value) : undefined;
+      if (universalAdId) linear.universalAdId = universalAdId;
+      const adSystem = (typeof ad.system === 'string' ? ad.system : ad.system?.value ?? '').trim();
+      if (adSystem) linear.adSystem = adSystem;
       const seq = Number(ad.sequence);
       if (Number.isFinite(seq) && ad.sequence !== null && ad.sequence !== undefined) linear.sequence = seq;
       out.push(linear);
@@ -245,25 +333,46 @@ export class VastDecisionClient implements AdDecisionClient {
     const urlHandler = {
       get: async (wrapperUrl: string): Promise<{ xml: XmlDoc; details: { byteLength: number; statusCode: number; rawXml: string } } | { error: Error; statusCode: number | null }> => {
         const r = await fetchText(wrapperUrl, deadline, this.now, this.maxBytes, this.observe);
-        if (!r.ok) { chainError ??= r.error; return { error: new Error(r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
+        if (!r.ok) { chainError ??= r.error; return { error: codeMark(VAST_ERROR.wrapperTimeout, r.error.message), statusCode: r.error.reason === 'timeout' ? 408 : (r.error.status ?? null) }; }
         const xml = parseXml(r.text);
-        if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: new Error('malformed'), statusCode: 200 }; }
+        if (!xml) { chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not XML` }; return { error: codeMark(VAST_ERROR.xmlParse, 'malformed'), statusCode: 200 }; }
+        if (xml.documentElement?.localName !== 'VAST') {
+          chainError ??= { reason: 'malformed', message: `wrapper target ${wrapperUrl} is not VAST` };
+          return { error: codeMark(VAST_ERROR.schema, 'not VAST'), statusCode: 200 };
+        }
         return { xml, details: { byteLength: r.text.length, statusCode: 200, rawXml: r.text } };
       },
     };
+    // vast-client's own error tracking, kept instead of sent (it pings only in a browser): the <Error> URLs of every
+    // level of the chain with the code it found, ours where the fetch failure was marked (codeMark).
+    const vastErrors: VastErrorReport[] = [];
+    const withErrors = (result: AdDecisionResult): AdDecisionResult => (vastErrors.length ? { ...result, vastErrors } : result);
     try {
       const client = new VASTClient();
+      const parser = (client as unknown as { getParser(): VastErrorTracker }).getParser();
+      parser.trackVastError = (templates, code, ...data) => {
+        const message = data.map((d) => d.ERRORMESSAGE).find((m): m is string => typeof m === 'string') ?? '';
+        const marked = MARKED_CODE.exec(message);
+        const urls = (templates ?? []).map((u) => (typeof u === 'string' ? u : '').trim()).filter(Boolean);
+        if (urls.length) vastErrors.push({ code: marked ? Number(marked[1]) : Number(code.ERRORCODE) || 900, urls });
+      };
       const response = (await client.parseVAST(doc, {
         urlHandler, timeout: Math.max(1, deadline - this.now()), wrapperLimit: this.depth + 1, resolveAll: true, allowMultipleAds: true, url,
       })) as { ads?: VastAd[]; errorURLTemplates?: string[] };
       const ads = toLinearAds(response.ads ?? [], response.errorURLTemplates ?? []);
-      if (ads.length) return { ok: true, ads };
-      if (chainError) return { ok: false, error: chainError };
-      const depthHit = (response.ads ?? []).some((a) => a.errorCode === 302);
-      if (depthHit) return { ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } };
-      return { ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } };
+      if (ads.length) return withErrors({ ok: true, ads });
+      if (chainError) return withErrors({ ok: false, error: chainError });
+      const depthHit = (response.ads ?? []).some((a) => a.errorCode === 302) || vastErrors.some((r) => r.code === VAST_ERROR.wrapperLimit);
+      if (depthHit) return withErrors({ ok: false, error: { reason: 'malformed', message: `wrapper chain deeper than ${this.depth}` } });
+      return withErrors({ ok: false, error: { reason: 'empty', message: 'no linear ad in the response' } });
     } catch (e) {
-      return { ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } };
+      // The client gave up on the document itself (an <Ad> neither InLine nor Wrapper makes it throw): a schema error,
+      // told to the document's own <Error> URLs.
+      if (!chainError && !vastErrors.length) {
+        const urls = vastLevelErrors(doc);
+        if (urls.length) vastErrors.push({ code: VAST_ERROR.schema, urls });
+      }
+      return withErrors({ ok: false, error: chainError ?? { reason: 'malformed', message: e instanceof Error ? e.message : String(e) } });
     }
   }
 

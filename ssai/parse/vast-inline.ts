@@ -3,7 +3,7 @@
 // running the client cost ~2 ms per decision, which 10,000 viewers with their own ads cannot afford at a break start.
 // Anything else (a wrapper, a document the tokenizer does not follow) returns undefined and takes the full path; a test
 // holds both paths to the same answers over the IAB samples of the shared vectors.
-import type { LinearAd } from './linear-ad.js';
+import { universalAdIdOf, type LinearAd } from './linear-ad.js';
 
 type El = { name: string; attrs: Record<string, string>; children: El[]; text: string };
 
@@ -99,6 +99,10 @@ function duration(s: string | undefined): number | undefined {
   return h * 3600 + min * 60 + sec;
 }
 
+/** Whether a creative has something to show: a linear media file, or non-linear or companion ads (vast-client's test). */
+const hasMedia = (creative: El): boolean => children(child(child(creative, 'Linear'), 'MediaFiles'), 'MediaFile').some((m) => textOf(m))
+  || child(creative, 'NonLinearAds') !== undefined || child(creative, 'CompanionAds') !== undefined;
+
 const EVENTS = ['start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const;
 
 /**
@@ -115,6 +119,9 @@ export function inlineLinearAds(xml: string): LinearAd[] | undefined {
   for (const ad of children(vast, 'Ad')) {
     const inline = child(ad, 'InLine');
     if (!inline) return undefined; // neither inline nor a wrapper we know: the full client decides
+    // An ad without any media (no media file, no non-linear or companion) is an error to report (303, as the full
+    // client finds it): the full client decides and reports it (issue 31 point 7).
+    if (!children(child(inline, 'Creatives'), 'Creative').some(hasMedia)) return undefined;
     for (const creative of children(child(inline, 'Creatives'), 'Creative')) {
       const linear = child(creative, 'Linear');
       if (!linear) continue;
@@ -133,6 +140,11 @@ export function inlineLinearAds(xml: string): LinearAd[] | undefined {
           error: [...children(inline, 'Error').map(textOf), ...rootErrors].filter(Boolean),
         },
       };
+      const universal = child(creative, 'UniversalAdId');
+      const universalAdId = universal ? universalAdIdOf(universal.attrs.idRegistry, textOf(universal) || universal.attrs.idValue) : undefined;
+      if (universalAdId) result.universalAdId = universalAdId;
+      const adSystem = child(inline, 'AdSystem');
+      if (adSystem && textOf(adSystem)) result.adSystem = textOf(adSystem);
       const seq = ad.attrs.sequence;
       if (seq !== undefined && seq !== '' && Number.isFinite(Number(seq))) result.sequence = Number(seq);
       out.push(result);

@@ -2,6 +2,7 @@
 // multivariant playlist of the creative's renditions and their media playlists. Their segments go through the
 // /v1/segment redirect, which fires the viewer's beacons as in stitched mode.
 import { keys, type AvailRecord } from '../decide/avail-record.js';
+import { adIdsOf } from '../decide/packed-tracking.js';
 import type { AdPlanner } from '../decide/ad-planner.js';
 import type { CreativeTrack } from '../stitch/creative-plan.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
@@ -29,7 +30,15 @@ export class AssetRoutes {
    */
   static assetList(sessionBase: string, record: AvailRecord): Reply {
     const base = `${sessionBase}/assets/${encodeURIComponent(record.id)}`;
-    const reply = json(200, { ASSETS: record.ads.map((ad, i) => ({ URI: `${base}/${i}/master.m3u8`, DURATION: ad.duration })) });
+    const ids = adIdsOf(record);
+    // Keys beyond URI and DURATION are allowed per asset (HLS Interstitials): the ad's ids, as the stitched DATERANGE has them.
+    const reply = json(200, { ASSETS: record.ads.map((ad, i) => ({
+      URI: `${base}/${i}/master.m3u8`, DURATION: ad.duration,
+      ...(ad.slate ? {} : {
+        'X-AD-ID': ids[i] ?? '', ...(ad.creativeId ? { 'X-CREATIVE-ID': ad.creativeId } : {}),
+        ...(ad.universalAdId ? { 'X-UNIVERSAL-AD-ID': ad.universalAdId } : {}), ...(ad.adSystem ? { 'X-AD-SYSTEM': ad.adSystem } : {}),
+      }),
+    })) });
     reply.headers = { 'cache-control': 'no-store' };
     return reply;
   }

@@ -58,6 +58,9 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
     // (HLS cannot unset an EXT-X-MAP): play the content instead (issue 19 point 1).
     if (entry.kind !== 'subtitles' && track && (track.mapUri !== undefined) !== contentMapped) return undefined;
     const planned: PlannedAd = { id: adIds[adIndex] ?? '', duration: ad.duration, segments: entry.kind === 'subtitles' ? [] : (track?.segments ?? []) };
+    if (ad.creativeId) planned.creativeId = ad.creativeId;
+    if (ad.universalAdId) planned.universalAdId = ad.universalAdId;
+    if (ad.adSystem) planned.adSystem = ad.adSystem;
     if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
     if (ad.slate) planned.slate = true;
     ads.push(planned);

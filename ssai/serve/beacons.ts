@@ -122,6 +122,16 @@ export class BeaconSender {
     }, () => this.opts.onResult?.('failed')).finally(() => { this.pendingMarks--; this.settle(); });
   }
 
+  /**
+   * Sends `urls` once, without a mark: for a caller that already does its work once (a decision's VAST errors: one
+   * decision per session and break, under the store's lock). Queued with the beacons, retried as they are.
+   */
+  sendOnce(urls: readonly string[]): void {
+    if (this.closed || !urls.length) return;
+    for (const url of urls) this.queue.push({ url, attempt: 0 });
+    this.pump();
+  }
+
   private pump(): void {
     while (!this.closed && this.running < this.concurrency && this.queue.length) {
       const job = this.queue.shift()!;

@@ -56,6 +56,12 @@ class CachedSession implements HotSession, SessionRecord {
   get createdAt(): number {
     return this.stored.createdAt;
   }
+  get userAgent(): string | undefined {
+    return this.stored.userAgent;
+  }
+  get clientIp(): string | undefined {
+    return this.stored.clientIp;
+  }
   get mode(): SessionRecord['mode'] {
     return this.stored.mode;
   }
@@ -139,7 +145,8 @@ export class HotSessions {
   async save(session: SessionRecord, layout: Layout): Promise<void> {
     const sid = session.id;
     const hash = createHash('sha1').update(JSON.stringify(layout)).digest('base64url');
-    const stored: StoredSession = { id: sid, guid: session.guid, origin: session.origin, layout: hash, playerParams: session.playerParams, ...(session.mode ? { mode: session.mode } : {}), ...(session.debug ? { debug: true as const } : {}), createdAt: session.createdAt };
+    const stored: StoredSession = { id: sid, guid: session.guid, origin: session.origin, layout: hash, playerParams: session.playerParams, ...(session.mode ? { mode: session.mode } : {}), ...(session.debug ? { debug: true as const } : {}),
+      ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}), createdAt: session.createdAt };
     // The layout is written with every session (refreshing its TTL), so it outlives each session that names it.
     await this.store.set(layoutKey(hash), layout, this.sessionTtlMs);
     await this.store.set(keys.session(sid), stored, this.sessionTtlMs);

@@ -52,3 +52,23 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string | 
     req.on('close', () => reject(new Error('the request closed before its body ended')));
   });
 }
+
+/** Who asked: the User-Agent and the peer's address ([session.user_agent], [session.client_ip]). */
+export type Client = { userAgent?: string; clientIp?: string };
+
+/** The longest User-Agent kept with a session (a header can be kilobytes; the session keeps it for hours). */
+const MAX_USER_AGENT = 512;
+
+/**
+ * The client of a request. The address is the socket's peer: the engine trusts no proxy in front of it (nothing reads
+ * X-Forwarded-For), so a header a player could forge is not taken for its address. An IPv4-mapped IPv6 address is
+ * written as IPv4.
+ */
+export function clientOf(req: IncomingMessage): Client {
+  const out: Client = {};
+  const ua = req.headers['user-agent'];
+  if (ua) out.userAgent = ua.slice(0, MAX_USER_AGENT);
+  const ip = req.socket.remoteAddress;
+  if (ip) out.clientIp = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  return out;
+}

@@ -115,7 +115,7 @@ export class SegmentRoutes {
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],
             }));
-            return { adId: ids[adIndex] ?? '', creativeId: a.creativeId, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
+            return { adId: ids[adIndex] ?? '', creativeId: a.creativeId, ...(a.universalAdId ? { universalAdId: a.universalAdId } : {}), ...(a.adSystem ? { adSystem: a.adSystem } : {}), startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
       }),

@@ -13,9 +13,9 @@ import { findAvails, type Avail } from '../parse/cue-finder.js';
 import { DecisionScheduler, type DecisionTask } from '../decide/decision-scheduler.js';
 import { ssaiError, type SsaiError } from '../errors.js';
 import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
-import { fail, json, playlist, readBody, writeReply, type Reply } from './http-reply.js';
+import { clientOf, fail, json, playlist, readBody, writeReply, type Client, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
-import { rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import { adIdAttributes, rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
@@ -65,19 +65,22 @@ const INTERNAL_ERROR: Reply = json(500, { status: false, code: 'INTERNAL', descr
 /** Stands for the session id in a playlist stitched for every session with the same ads (never in HLS text). */
 const MARK = '\u0000\u0001';
 const SID_PLACEHOLDER = `${MARK}sid${MARK}`;
-/** Stands for the ad id of the k-th ad of the stitched breaks (the DATERANGE's X-AD-ID), personal to each viewer. */
+/**
+ * Stands for the ad attributes of the k-th ad of the stitched breaks (the DATERANGE's X-AD-ID, X-CREATIVE-ID, …),
+ * personal to each viewer.
+ */
 const adPlaceholder = (k: number): string => `${MARK}${k}${MARK}`;
 
 /**
  * A stitched playlist shared by every session with the same breaks and creatives (issue 19 point 4: no re-render per
- * viewer): its text split at the placeholders, odd parts naming what goes there ('sid' or the index of an ad id).
+ * viewer): its text split at the placeholders, odd parts naming what goes there ('sid' or the index of an ad's
+ * attributes, made safe as quoted strings by adIdAttributes).
  */
-function render(parts: string[], sid: string, adIds: string[]): string {
+function render(parts: string[], sid: string, adAttributes: string[]): string {
   let out = parts[0] ?? '';
   for (let i = 1; i < parts.length; i += 2) {
     const token = parts[i]!;
-    // An ad id comes from the ad server: nothing in it may end the quoted attribute or the line.
-    out += (token === 'sid' ? sid : (adIds[Number(token)] ?? '').replace(/["\r\n\u0000]/g, '')) + (parts[i + 1] ?? '');
+    out += (token === 'sid' ? sid : (adAttributes[Number(token)] ?? '')) + (parts[i + 1] ?? '');
   }
   return out;
 }
@@ -177,7 +180,7 @@ export class SsaiServer {
       if (req.method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
       else if (!playbackPathIsClean(segments)) reply = fail(ssaiError('BAD_PLAYBACK_PATH', 'a path segment is . or .., holds an encoded slash or a control character, or is not valid percent-encoding'));
       else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
-        reply = await this.master(segments[3] ?? '', segments.slice(4).join('/'), query, undefined);
+        reply = await this.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
       } else if (kind === 'session' && req.method === 'POST') {
         metricKind = 'session';
         reply = await this.session(req, segments[3] ?? '', segments.slice(4).join('/'), query);
@@ -251,13 +254,13 @@ export class SsaiServer {
   }
 
   /** GET /v1/master/{guid}/{path}: a (new or given) session and the multivariant playlist pointing at our media routes. */
-  private async master(guid: string, rest: string, query: string, forced: { id: string; playerParams: Record<string, string>; mode?: string } | undefined): Promise<Reply> {
-    const made = await this.startSession(guid, rest, query, forced);
+  private async master(guid: string, rest: string, query: string, client: Client): Promise<Reply> {
+    const made = await this.startSession(guid, rest, query, client);
     if ('kind' in made) return fail(made);
     return made.reply;
   }
 
-  private async startSession(guid: string, rest: string, query: string, forced?: { id: string; playerParams: Record<string, string>; mode?: string }):
+  private async startSession(guid: string, rest: string, query: string, client: Client, forced?: { id: string; playerParams: Record<string, string>; mode?: string }):
     Promise<SsaiError | { reply: Reply; session: SessionRecord }> {
     const config = await this.config(guid);
     if ('kind' in config) return config;
@@ -300,7 +303,7 @@ export class SsaiServer {
     }
     if (existing) return { reply: playlist(text, true), session: existing };
     const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
-    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), ...(debug && this.deps.debugLog ? { debug: true as const } : {}), createdAt: this.deps.now() };
+    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), ...(debug && this.deps.debugLog ? { debug: true as const } : {}), ...client, createdAt: this.deps.now() };
     try {
       if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
       await this.sessions.save(session, layout);
@@ -342,7 +345,7 @@ export class SsaiServer {
     }
     const id = randomUUID();
     const restQuery = split.rest;
-    const made = await this.startSession(guid, rest, restQuery, { id, playerParams: params, ...(bodyMode !== undefined ? { mode: bodyMode } : {}) });
+    const made = await this.startSession(guid, rest, restQuery, clientOf(req), { id, playerParams: params, ...(bodyMode !== undefined ? { mode: bodyMode } : {}) });
     if ('kind' in made) return fail(made);
     return json(200, {
       manifestUrl: `/v1/master/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`,
@@ -462,7 +465,7 @@ export class SsaiServer {
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
     const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
     let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}|${policy.key}`;
-    const adIds: string[] = [];
+    const adAttributes: string[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
     let anchors: Record<string, number[]> | undefined;
@@ -486,8 +489,13 @@ export class SsaiServer {
       if (!placed) continue;
       avails.push(placed);
       signature += `|${placed.id},${placed.insert ? 'i' : ''}${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
-      // The ad ids are the viewer's own: placeholders in the shared text, so sessions with the same creatives share it.
-      placed.ads.forEach((ad, i) => { adIds.push(ad.id); ad.id = adPlaceholder(adIds.length - 1); const r = record.ads[i]; if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : 0}`; });
+      // The ad ids are the viewer's own (the creative's ids may be too): placeholders in the shared text, so sessions with the same creatives share it.
+      placed.ads.forEach((ad, i) => {
+        adAttributes.push(adIdAttributes(ad));
+        ad.idAttributes = adPlaceholder(adAttributes.length - 1);
+        const r = record.ads[i];
+        if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : 0}`;
+      });
     }
     // Sessions given the same creatives get the same playlist but for their session id and ad ids: stitched once per
     // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
@@ -506,7 +514,7 @@ export class SsaiServer {
       fetched.memo.set(memoKey, shared);
     }
     const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed, tail: r.tail }; })();
-    const result = { text: render(own.parts, sid, adIds), observed: own.observed };
+    const result = { text: render(own.parts, sid, adAttributes), observed: own.observed };
     let next: Record<string, number[]> | undefined = anchors ? { ...observed, ...anchors } : undefined;
     for (const o of result.observed) {
       const before = observed[o.availId] ?? [];

@@ -110,8 +110,15 @@ export function rewriteMultivariant(text: string, opts: RewriteMultivariantOptio
 // ---------------------------------------------------------------------------------------------------------------
 
 export type AdSegment = { uri: string; duration: number };
-export type PlannedAd = {
-  id: string;
+/** Who an ad is, as its DATERANGE names it (X-AD-ID, X-CREATIVE-ID, X-UNIVERSAL-AD-ID, X-AD-SYSTEM). */
+export type AdIdentity = { id: string; creativeId?: string; universalAdId?: string; adSystem?: string };
+
+export type PlannedAd = AdIdentity & {
+  /**
+   * the DATERANGE's ad attributes as written (adIdAttributes), instead of their rendering from the ids: the server
+   * puts a placeholder here and renders each viewer's own ids into the shared text
+   */
+  idAttributes?: string;
   duration: number;
   /** this track's segments of the ad; for subtitles may be empty (then emptySubtitleUri spans the ad) */
   segments: AdSegment[];
@@ -119,6 +126,23 @@ export type PlannedAd = {
   /** slate filler: stitched like an ad but without an ad DATERANGE */
   slate?: boolean;
 };
+/** The longest id value written: ids come from the ad server. */
+const MAX_ID_LENGTH = 256;
+
+/** An ad server's id as an RFC 8216 quoted-string value: no double quote, no line break or other control character. */
+export function quotedStringSafe(value: string): string {
+  return value.replace(/["\u0000-\u001f\u007f]/g, '').slice(0, MAX_ID_LENGTH);
+}
+
+/** The ad attributes of an ad's EXT-X-DATERANGE: X-AD-ID always, the others when the VAST gave them. */
+export function adIdAttributes(ad: AdIdentity): string {
+  let out = `X-AD-ID="${quotedStringSafe(ad.id)}"`;
+  if (ad.creativeId) out += `,X-CREATIVE-ID="${quotedStringSafe(ad.creativeId)}"`;
+  if (ad.universalAdId) out += `,X-UNIVERSAL-AD-ID="${quotedStringSafe(ad.universalAdId)}"`;
+  if (ad.adSystem) out += `,X-AD-SYSTEM="${quotedStringSafe(ad.adSystem)}"`;
+  return out;
+}
+
 export type StitchAvail = {
   id: string;
   startSegmentIndex: number;
@@ -301,7 +325,7 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     const startMs = b.avail.startPdtMs === undefined ? undefined : b.avail.startPdtMs + (b.avail.insert ? shiftMs : 0);
     if (startMs !== undefined && (e.firstOfAd || first)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(startMs + e.offset * 1000)}`);
     if (e.firstOfAd && !e.ad.slate && startMs !== undefined) {
-      out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="com.engine.ad",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},X-AD-ID="${e.ad.id}"`);
+      out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="com.engine.ad",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},${e.ad.idAttributes ?? adIdAttributes(e.ad)}`);
     }
     out.push(`#EXTINF:${fmtDuration(e.duration)},`, adUri(e.uri));
     first = false;
