@@ -2,10 +2,22 @@
 // before it expires or after a 401, and the catalogued error body ({code, description}) as an ApiError.
 import { getSession, setTokens, type Tokens } from './session';
 
+/** One bad field of a 400 VALIDATION_FAILED answer, by its path in the body (`avail_suppression.value`). */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, readonly description: string) {
+  constructor(readonly status: number, readonly code: string, readonly description: string, readonly fields: FieldProblem[] = []) {
     super(`${code}: ${description}`);
   }
+}
+
+function fieldProblems(value: unknown): FieldProblem[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((f): f is FieldProblem => typeof f === 'object' && f !== null
+    && typeof (f as FieldProblem).field === 'string' && typeof (f as FieldProblem).message === 'string');
 }
 
 async function parse(response: Response): Promise<unknown> {
@@ -20,8 +32,8 @@ async function parse(response: Response): Promise<unknown> {
 
 function failure(status: number, body: unknown): ApiError {
   if (typeof body === 'object' && body !== null) {
-    const b = body as { code?: unknown; description?: unknown };
-    return new ApiError(status, String(b.code ?? `HTTP_${status}`), String(b.description ?? ''));
+    const b = body as { code?: unknown; description?: unknown; fields?: unknown };
+    return new ApiError(status, String(b.code ?? `HTTP_${status}`), String(b.description ?? ''), fieldProblems(b.fields));
   }
   return new ApiError(status, `HTTP_${status}`, typeof body === 'string' ? body.slice(0, 200) : '');
 }

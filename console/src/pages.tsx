@@ -1,6 +1,7 @@
 // Every view of the console, one entry each: a new page is one module plus one line here. `nav` entries appear in the menu.
 import type { VNode } from 'preact';
-import { AdsPage } from './pages/ads';
+import { AdinsertPage } from './pages/ads/detail';
+import { AdsPage } from './pages/ads/list';
 import { ApiKeysPage } from './pages/api-keys';
 import { BrokerChannelsPage } from './pages/broker/channels';
 import { PlaylistsPage } from './pages/broker/playlists';
@@ -33,6 +34,7 @@ export const PAGES: PageEntry[] = [
   { pattern: '/broker/channels/:guid', render: (p) => <SchedulePage guid={p.guid ?? ''} /> },
   { pattern: '/broker/playlists', nav: 'Playlists', render: () => <PlaylistsPage /> },
   { pattern: '/ads', nav: 'Ad insertion', render: () => <AdsPage /> },
+  { pattern: '/ads/:guid', render: (p) => <AdinsertPage guid={p.guid ?? ''} /> },
   { pattern: '/api-keys', nav: 'API keys', permission: 'admin', render: () => <ApiKeysPage /> },
   { pattern: '/meta-groups', nav: 'Meta groups', render: () => <MetaGroupsPage /> },
   { pattern: '/statistics', nav: 'Statistics', render: () => <StatisticsPage /> },

@@ -89,3 +89,25 @@ export interface Playlist {
   duration?: number;
   sources: PlaylistSource[];
 }
+
+/** An entry of a debug session's log (GET /v1/debug/{guid}/{session}; ssai/store/debug-log.ts, docs/ssai-ad-ops.md). */
+export type DebugEntry =
+  | { kind: 'session'; at: number; mode: 'stitched' | 'guided'; origin: string; playerParams?: Record<string, string> }
+  | { kind: 'origin'; at: number; url: string; status: number; ms: number; bytes?: number; code?: string; error?: string }
+  | { kind: 'ad-request'; at: number; availId: string; url: string; ms: number; status?: number; bytes?: number; answer?: string; truncated?: true; error?: string }
+  | {
+    kind: 'decision'; at: number; availId: string; outcome: string; reason?: string;
+    details?: {
+      duration?: number;
+      ads?: Array<{ adId: string; creativeId?: string; duration: number; slate?: true }>;
+      skipped?: Array<{ adId: string; reason: string }>;
+      error?: string;
+    };
+  };
+
+export interface DebugLogAnswer {
+  status: true;
+  guid: string;
+  session: string;
+  entries: DebugEntry[];
+}

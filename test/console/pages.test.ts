@@ -79,6 +79,7 @@ const PAGES = [
   { name: 'schedule', hash: () => `/broker/channels/${seeded.brokerChannel}`, heading: 'Seeded broker channel: schedule' },
   { name: 'playlists', hash: '/broker/playlists', heading: 'Playlists' },
   { name: 'ads', hash: '/ads', heading: 'Ad insertion' },
+  { name: 'ad-detail', hash: () => `/ads/${seeded.adinsertGuid}`, heading: 'House ads' },
   { name: 'api-keys', hash: '/api-keys', heading: 'API keys' },
   { name: 'meta-groups', hash: '/meta-groups', heading: 'Meta groups' },
   { name: 'statistics', hash: '/statistics', heading: 'Statistics' },

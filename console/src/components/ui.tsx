@@ -58,12 +58,14 @@ export function CopyButton(props: { text: string; label: string }) {
   );
 }
 
-export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {
+/** A labelled control; `error` is the server's word on its value (a 400's `fields`), shown under it. */
+export function Field(props: { label: string; children: ComponentChildren; hint?: string; error?: string | undefined }) {
   return (
-    <label class="field">
+    <label class={props.error ? 'field invalid' : 'field'}>
       <span class="field-label">{props.label}</span>
       {props.children}
       {props.hint ? <span class="muted small-text">{props.hint}</span> : null}
+      {props.error ? <span class="field-error small-text">{props.error}</span> : null}
     </label>
   );
 }

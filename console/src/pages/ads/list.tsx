@@ -1,14 +1,16 @@
 // Ad-insertion configurations (spec 2.11, 4.6) and a test-playback link: the playback URL is the masterEndpoint
-// followed by the stream's path after source_url (spec 4.2).
+// followed by the stream's path after source_url (spec 4.2). Each one's page (detail.tsx) edits every field.
 import { useState } from 'preact/hooks';
-import { api } from '../api';
-import { Alert, CopyButton, Field, Loading, Page, Table } from '../components/ui';
-import { useAction, useLoad } from '../hooks';
-import { href } from '../router';
-import type { Adinsert, Envelope } from '../types';
+import { api } from '../../api';
+import { Alert, CopyButton, Field, Loading, Page, Table } from '../../components/ui';
+import { useAction, useLoad } from '../../hooks';
+import { href } from '../../router';
+import type { Adinsert, Envelope } from '../../types';
+import { INSERTION_MODES } from './adinsert-draft';
 
 function CreateAdinsert(props: { onCreated: () => void }) {
-  const [form, setForm] = useState({ name: '', type: 'live', source_url: '', ad_server: '', slate_ad: '' });
+  const blank = { name: '', type: 'live', source_url: '', ad_server: '', slate_ad: '', insertion_mode: 'stitched' };
+  const [form, setForm] = useState(blank);
   const action = useAction();
   const set = (k: keyof typeof form) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [k]: e.currentTarget.value });
   const submit = (e: Event) => {
@@ -16,7 +18,7 @@ function CreateAdinsert(props: { onCreated: () => void }) {
     void action.run(async () => {
       const { slate_ad, ...rest } = form;
       await api('POST', '/broker/adinserts', { ...rest, ...(slate_ad.trim() ? { slate_ad: slate_ad.trim() } : {}) });
-      setForm({ name: '', type: 'live', source_url: '', ad_server: '', slate_ad: '' });
+      setForm(blank);
       props.onCreated();
     });
   };
@@ -32,6 +34,11 @@ function CreateAdinsert(props: { onCreated: () => void }) {
       </Field>
       <Field label="Origin (source_url)" hint="the base URL the streams are read from"><input name="source_url" type="url" required value={form.source_url} onInput={set('source_url')} /></Field>
       <Field label="Ad server (VAST or VMAP URL)" hint="[session.id], [avail.duration], [cachebuster] … are filled in"><input name="ad_server" required value={form.ad_server} onInput={set('ad_server')} /></Field>
+      <Field label="Insertion mode" hint="stitched: ads in the playlist; guided: HLS Interstitials">
+        <select name="insertion_mode" value={form.insertion_mode} onChange={set('insertion_mode')}>
+          {INSERTION_MODES.map((m) => <option key={m} value={m}>{m}</option>)}
+        </select>
+      </Field>
       <Field label="Slate image (optional)"><input name="slate_ad" type="url" value={form.slate_ad} onInput={set('slate_ad')} /></Field>
       <Alert error={action.error} />
       <div class="row"><button type="submit" class="primary" disabled={action.busy}>Create</button></div>
@@ -39,7 +46,7 @@ function CreateAdinsert(props: { onCreated: () => void }) {
   );
 }
 
-function TestLink(props: { adinsert: Adinsert }) {
+export function TestLink(props: { adinsert: Adinsert }) {
   const [path, setPath] = useState('master.m3u8');
   const url = `${props.adinsert.masterEndpoint}${path.replace(/^\/+/, '')}`;
   return (
@@ -63,16 +70,22 @@ export function AdsPage() {
       <Loading loading={list.loading} />
       <Alert error={list.error ?? action.error} />
       <Table label="Ad insertion configurations">
-        <thead><tr><th>Name</th><th>Type</th><th>Origin</th><th>Playback base</th><th>Test</th><th></th></tr></thead>
+        <thead><tr><th>Name</th><th>Type</th><th>Mode</th><th>Origin</th><th>Playback base</th><th>Test</th><th></th></tr></thead>
         <tbody>
           {(list.data?.data ?? []).map((a) => (
             <tr key={a.guid} data-adinsert={a.guid}>
               <td>{a.name}</td>
               <td>{a.type}</td>
+              <td data-mode={a.insertionMode}>{a.insertionMode}{a.insertionModeOverride ? ' (overridable)' : ''}</td>
               <td class="wrap">{a.sourceUrl}</td>
               <td><CopyButton text={a.masterEndpoint} label={`master-${a.guid}`} /></td>
               <td><TestLink adinsert={a} /></td>
-              <td><button type="button" class="small danger" onClick={() => remove(a)} aria-label={`Delete ${a.name}`}>Delete</button></td>
+              <td>
+                <div class="row">
+                  <a class="button small" href={href(`/ads/${encodeURIComponent(a.guid)}`)} aria-label={`Edit ${a.name}`}>Edit</a>
+                  <button type="button" class="small danger" onClick={() => remove(a)} aria-label={`Delete ${a.name}`}>Delete</button>
+                </div>
+              </td>
             </tr>
           ))}
         </tbody>
