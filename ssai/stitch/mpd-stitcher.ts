@@ -128,7 +128,7 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
 
   const contentPeriod = (i: number, from: number, to: number): Element => {
     const p = period.cloneNode(true) as Element;
-    p.setAttribute('id', `${period.getAttribute('id') || 'content'}-${i}`);
+    p.setAttribute('id', `content-${i}`);
     for (const c of [...childrenNamed(p, 'BaseURL'), ...childrenNamed(p, 'SegmentTemplate'), ...childrenNamed(p, 'EventStream')]) p.removeChild(c);
     const baseUrl = el('BaseURL');
     baseUrl.appendChild(doc.createTextNode(opts.contentUri ? opts.contentUri(contentBase) : contentBase));
