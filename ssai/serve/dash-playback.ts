@@ -15,6 +15,8 @@ import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-stitcher.js';
 import { readMpd, segmentStarts, type MpdRead, type MpdReadResult, type MpdRepresentation } from '../parse/mpd-reader.js';
 import type { Avail } from '../parse/cue-finder.js';
+import { cueAvails, mpdCues } from '../parse/mpd-cues.js';
+import type { SsaiMetrics } from '../metrics.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
 import { trackFor } from './avail-placement.js';
@@ -35,6 +37,7 @@ export interface DashPlaybackDeps {
   store: SessionStore;
   fallbacks: StoreFallbacks;
   logger: Logger;
+  metrics: Pick<SsaiMetrics, 'cueErrors'>;
   now: () => number;
   config: (guid: string) => Promise<AdinsertConfig | SsaiError>;
   policyOf: (config: AdinsertConfig) => PlaylistPolicy;
@@ -163,8 +166,12 @@ export class DashPlayback {
     let records: AvailRecord[] = [];
     // No store, no session another proxy could read (issue 27): the viewer gets the content alone.
     if (!started.storeAway && starts.length) {
-      const pl = timelinePlaylist(starts);
-      const avails = await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
+      // SCTE-35 EventStream cues place the breaks; a VOD without them takes its breaks from the ad server's VMAP
+      const cues = mpdCues(read);
+      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      const fromCues = cueAvails(cues.cues, starts);
+      const avails = fromCues.length ? fromCues
+        : await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, timelinePlaylist(starts)), [], 'read');
       records = await this.decide(session, config.adServer, avails, Math.round(median(starts.map((s) => s.duration))) || 6, shapeOf(read));
     }
     const breaks: DashBreak[] = [];
@@ -194,9 +201,13 @@ export class DashPlayback {
   /** A decided break as the stitcher takes it; undefined when it has no ad, or a creative's plan is gone (content plays). */
   private async breakOf(session: SessionRecord, record: AvailRecord, read: MpdRead, starts: Array<{ start: number; duration: number }>, policy: PlaylistPolicy): Promise<DashBreak | undefined> {
     if (!record.ads.length) return undefined;
-    const at = record.startSegmentIndex >= starts.length ? read.periodDurationSec : starts[record.startSegmentIndex]?.start;
+    const bounds = [...starts.map((s) => s.start), read.periodDurationSec];
+    const at = bounds[Math.min(record.startSegmentIndex, starts.length)];
     if (at === undefined) return undefined;
-    const b: DashBreak = { id: record.id, atSeconds: at, ads: [] };
+    // a break that replaces content resumes it at the boundary nearest its end (the decision's duration)
+    let resume = at;
+    if (!record.insert) for (const x of bounds) if (Math.abs(x - (at + record.duration)) < Math.abs(resume - (at + record.duration))) resume = x;
+    const b: DashBreak = { id: record.id, atSeconds: at, resumeSeconds: resume, ads: [] };
     for (const [k, ad] of record.ads.entries()) {
       const plan = await this.deps.planner.plan(ad.creativeKey);
       if (!plan) return undefined;

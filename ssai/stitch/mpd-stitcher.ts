@@ -27,8 +27,12 @@ export type DashAd = {
   rendition: (rep: MpdRepresentation) => DashAdRendition | undefined;
 };
 
-/** A break: its ads go in at `atSeconds` of the content's Period (a segment boundary; the content's end is a post-roll). */
-export type DashBreak = { id: string; atSeconds: number; ads: DashAd[] };
+/**
+ * A break: its ads go in at `atSeconds` of the content's Period (a segment boundary; the content's end is a post-roll)
+ * and the content resumes at `resumeSeconds` (a boundary too): the same for an insertion (VMAP, a cue without a
+ * duration), later for a cue whose break replaces the content under it.
+ */
+export type DashBreak = { id: string; atSeconds: number; resumeSeconds: number; ads: DashAd[] };
 
 export type StitchMpdOptions = {
   /** the origin MPD's absolute URL: the content's BaseURL resolves against it */
@@ -115,8 +119,6 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   const sets = childrenNamed(period, 'AdaptationSet');
 
   const breaks = opts.breaks.filter((b) => b.ads.length > 0).sort((x, y) => x.atSeconds - y.atSeconds);
-  const cuts = [...new Set(breaks.map((b) => b.atSeconds).filter((s) => s > 0 && s < read.periodDurationSec))].sort((x, y) => x - y);
-  const bounds = [0, ...cuts, read.periodDurationSec];
   let at = read.periodStartSec;
   const addPeriod = (p: Element, duration: number): void => {
     p.setAttribute('start', isoDuration(at));
@@ -206,13 +208,18 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     return p;
   };
 
-  for (let i = 0; i + 1 < bounds.length; i++) {
-    const from = bounds[i]!;
-    const to = bounds[i + 1]!;
-    for (const b of breaks) if (b.atSeconds <= 0 ? i === 0 : b.atSeconds === from) addAds(b);
-    addPeriod(contentPeriod(i, from, to), to - from);
+  // the content from `cursor` up to each break, the break's ads, the content again from where the break resumes it
+  let cursor = 0;
+  let part = 0;
+  const end = read.periodDurationSec;
+  for (const b of breaks) {
+    const from = Math.min(b.atSeconds, end);
+    if (from < cursor) continue; // inside the content another break replaced
+    if (from > cursor) addPeriod(contentPeriod(part++, cursor, from), from - cursor);
+    addAds(b);
+    cursor = Math.max(from, Math.min(b.resumeSeconds, end));
   }
-  for (const b of breaks) if (b.atSeconds >= read.periodDurationSec) addAds(b);
+  if (cursor < end) addPeriod(contentPeriod(part, cursor, end), end - cursor);
   out.setAttribute('mediaPresentationDuration', isoDuration(at));
   return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
 }
