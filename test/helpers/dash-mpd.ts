@@ -21,7 +21,7 @@ const fill = (template: string, rep: string, n: number, t: number): string => te
   .replace(/\$Time\$/g, String(t))
   .replace(/\$\$/g, '$');
 
-function representationOf(rep: Element, base: string): TestRepresentation {
+function representationOf(rep: Element, base: string, periodSeconds: number): TestRepresentation {
   const tpl = childrenNamed(rep, 'SegmentTemplate')[0];
   if (!tpl) return { id: rep.getAttribute('id') ?? '', bandwidth: Number(rep.getAttribute('bandwidth')), timescale: 1, presentationTimeOffset: 0, startNumber: 0, segments: [] };
   const id = rep.getAttribute('id') ?? '';
@@ -30,7 +30,15 @@ function representationOf(rep: Element, base: string): TestRepresentation {
   const segments: TestRepresentation['segments'] = [];
   let t = 0;
   let n = startNumber;
-  for (const s of childrenNamed(childrenNamed(tpl, 'SegmentTimeline')[0]!, 'S')) {
+  const timeline = childrenNamed(tpl, 'SegmentTimeline')[0];
+  const timescale = Number(tpl.getAttribute('timescale') ?? 1);
+  const every = Number(tpl.getAttribute('duration'));
+  // a template with @duration: as many segments as the Period holds, from its presentationTimeOffset
+  if (!timeline && every > 0) {
+    t = Number(tpl.getAttribute('presentationTimeOffset') ?? 0);
+    for (let k = 0; k < Math.ceil((periodSeconds * timescale) / every - 1e-6); k++, t += every, n++) segments.push({ url: new URL(fill(media, id, n, t), base).href, t, d: every });
+  }
+  for (const s of timeline ? childrenNamed(timeline, 'S') : []) {
     if (s.getAttribute('t') !== null && s.getAttribute('t') !== '') t = Number(s.getAttribute('t'));
     const d = Number(s.getAttribute('d'));
     for (let k = 0; k <= Number(s.getAttribute('r') ?? 0); k++) {
@@ -41,7 +49,7 @@ function representationOf(rep: Element, base: string): TestRepresentation {
   }
   const init = tpl.getAttribute('initialization');
   return {
-    id, bandwidth: Number(rep.getAttribute('bandwidth')), timescale: Number(tpl.getAttribute('timescale') ?? 1),
+    id, bandwidth: Number(rep.getAttribute('bandwidth')), timescale,
     presentationTimeOffset: Number(tpl.getAttribute('presentationTimeOffset') ?? 0), startNumber, segments,
     ...(rep.getAttribute('codecs') ? { codecs: rep.getAttribute('codecs')! } : {}),
     ...(rep.getAttribute('width') ? { width: Number(rep.getAttribute('width')) } : {}),
@@ -63,7 +71,7 @@ export function readTestMpd(text: string, url: string): TestMpd {
         id: s.getAttribute('id') ?? '', contentType: s.getAttribute('contentType') ?? '',
         ...(s.getAttribute('lang') ? { lang: s.getAttribute('lang')! } : {}),
         ...(s.getAttribute('mimeType') ? { mimeType: s.getAttribute('mimeType')! } : {}),
-        representations: childrenNamed(s, 'Representation').map((r) => representationOf(r, base)),
+        representations: childrenNamed(s, 'Representation').map((r) => representationOf(r, base, parseIsoDuration(p.getAttribute('duration')) ?? 0)),
       })),
     };
   });
