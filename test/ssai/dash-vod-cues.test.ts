@@ -1,8 +1,13 @@
 // Issue 33 item 2: SCTE-35 cues in a static MPD's EventStreams (both SCTE 214 schemes, splice_insert and time_signal)
 // place the breaks of a DASH VOD: each replaces the content under it with its ads' Periods, the content resuming at the
 // break's end with its media time; a malformed cue is ignored and counted.
+import fs from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { generateMedia } from '../../fixtures/generate-media.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_CLIP_SECONDS, DashOrigin } from '../../fixtures/dash-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
@@ -46,6 +51,31 @@ describe('DASH VOD with SCTE-35 EventStream cues through the proxy', () => {
     await h?.close();
     await origin?.close();
   });
+
+  it('fills the part of a break the ads leave with the configuration\'s slate, as a Period of its own', async () => {
+    const png = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'engine-dash-slate-')), 'slate.png');
+    await generateMedia('image', png);
+    const images = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(fs.readFileSync(png)));
+    await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
+    try {
+      const created = await h.engine.api('POST', '/broker/adinserts', {
+        headers: h.auth,
+        // vast3: ad a (6 s) alone, shorter than neither break of 6 s, longer than the one of 4 s
+        body: { name: 'slate', type: 'broker', ad_server: `${h.vast.url}/vast3`, source_url: `${origin.url}/`, slate_ad: `http://127.0.0.1:${(images.address() as AddressInfo).port}/slate.png` },
+      });
+      expect(created.status).toBe(200);
+      const url = `${h.engine.url}/v1/dash/${created.body.guid}/vod/cmaf/cues.mpd`;
+      const mpd = readTestMpd((await h.get(url)).text, url);
+      expect(mpd.periods.map((p) => [p.id, p.duration])).toEqual([['content-0', 2], ['scte-101-0', AD_SECONDS.a], ['content-1', 2], ['scte-102-0', 4], ['content-2', 2]]);
+      // the slate's Period is addressed as an ad's: its segments through the segment route, to the slate's media
+      const slate = mpd.periods[3]!.sets[0]!.representations[0]!;
+      const got = await h.get(slate.segments[0]!.url);
+      expect(got.status).toBe(302);
+      expect(got.headers.get('location')).toMatch(/\/media\/creatives\/slate-/);
+    } finally {
+      await new Promise<void>((r) => images.close(() => r()));
+    }
+  }, 120_000);
 
   it('replaces the content under each cue with its ads, the content resuming at the break\'s end', async () => {
     const url = `${h.engine.url}/v1/dash/${guid}/vod/cmaf/cues.mpd`;
