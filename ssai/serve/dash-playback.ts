@@ -208,9 +208,12 @@ export class DashPlayback {
     let resume = at;
     if (!record.insert) for (const x of bounds) if (Math.abs(x - (at + record.duration)) < Math.abs(resume - (at + record.duration))) resume = x;
     const b: DashBreak = { id: record.id, atSeconds: at, resumeSeconds: resume, ads: [] };
+    const needsAudio = read.representations.some((r) => r.kind === 'audio');
     for (const [k, ad] of record.ads.entries()) {
       const plan = await this.deps.planner.plan(ad.creativeKey);
-      if (!plan) return undefined;
+      // the shared creative record expired, or the creative is not CMAF (an init segment per rendition, its audio apart
+      // when the content's is): the content plays rather than a Period missing a track
+      if (!plan || plan.video.some((t) => !t.mapUri) || (needsAudio && !plan.audio?.mapUri)) return undefined;
       const segmentBase = `/v1/segment/${session.guid}/${session.id}/${encodeURIComponent(record.id)}/${k}`;
       b.ads.push({
         periodId: `${record.id}-${k}`, duration: ad.duration,
