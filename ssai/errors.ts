@@ -5,6 +5,10 @@
 export const SSAI_ERRORS = {
   ORIGIN_TIMEOUT: { status: 504, message: 'The origin did not answer in time' },
   ORIGIN_NOT_HLS: { status: 502, message: 'The origin answered with something that is not an HLS playlist' },
+  /** issue 33: a DASH playback path whose origin answers something that is not an MPD */
+  ORIGIN_NOT_DASH: { status: 502, message: 'The origin answered with something that is not a DASH MPD' },
+  /** issue 33: a valid MPD of a form not stitched yet (dynamic, several Periods, SegmentBase or SegmentList) */
+  DASH_MPD_UNSUPPORTED: { status: 502, message: 'The origin MPD is of a form the proxy does not stitch yet' },
   ORIGIN_TOO_LARGE: { status: 502, message: 'The origin playlist is larger than the limit' },
   /** status is the origin's own (4xx passed through); 502 when the origin answers 5xx or the connection fails */
   ORIGIN_HTTP_ERROR: { status: 502, message: 'The origin answered with an error' },

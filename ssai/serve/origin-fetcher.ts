@@ -74,13 +74,13 @@ export class OriginFetcher {
    * (bounded by blockingTimeoutMs). The URL with its directives is the key of the cache and of the single flight:
    * viewers waiting for the same part share one held request.
    */
-  fetch(url: string, opts: { blocking?: boolean } = {}): Promise<OriginResult> {
+  fetch(url: string, opts: { blocking?: boolean; mpd?: boolean } = {}): Promise<OriginResult> {
     const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
     const now = this.now();
     if (hit && now < hit.until) return Promise.resolve(hit.result);
     let pending = this.inflight.get(url);
     if (!pending) {
-      const fresh = this.load(url, opts.blocking ? this.blockingTimeoutMs : this.timeoutMs).then((result) => {
+      const fresh = this.load(url, opts.blocking ? this.blockingTimeoutMs : this.timeoutMs, opts.mpd === true).then((result) => {
         if (!result.ok) { this.opts.onError?.(result.reason); return result; }
         return this.cacheMs === 0 ? result : this.remember(url, result);
       }).finally(() => this.inflight.delete(url));
@@ -123,7 +123,8 @@ export class OriginFetcher {
     return result;
   }
 
-  private async load(url: string, timeoutMs: number): Promise<OriginResult> {
+  /** `mpd`: a DASH MPD is asked for (issue 33): an XML body, read by the DASH route. */
+  private async load(url: string, timeoutMs: number, mpd = false): Promise<OriginResult> {
     this.opts.onFetch?.();
     const fail = (reason: OriginErrorReason, error: SsaiError): OriginResult => ({ ok: false, reason, error });
     try {
@@ -149,7 +150,9 @@ export class OriginFetcher {
         chunks.push(chunk as Buffer);
       }
       const text = Buffer.concat(chunks).toString('utf8');
-      if (!text.replace(/^\uFEFF/, '').trimStart().startsWith('#EXTM3U')) {
+      if (mpd) {
+        if (!text.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return fail('not_hls', ssaiError('ORIGIN_NOT_DASH', 'the origin body is not XML'));
+      } else if (!text.replace(/^\uFEFF/, '').trimStart().startsWith('#EXTM3U')) {
         return fail('not_hls', ssaiError('ORIGIN_NOT_HLS', 'the origin body does not start with #EXTM3U'));
       }
       return { ok: true, text, memo: new Map() };

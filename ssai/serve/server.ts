@@ -32,6 +32,7 @@ import { deliveryDirectives, originUrlOf, playbackPathIsClean, segmentExtension,
 import type { DebugLog } from '../store/debug-log.js';
 import { debugFlag, debugLogReply, originEntry, type Authenticate } from './debug-route.js';
 import { BreakGate, breakPolicies, suppresses } from './break-gate.js';
+import { DashPlayback, isMpdPath } from './dash-playback.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -103,6 +104,8 @@ export class SsaiServer {
   private readonly assetRoutes: AssetRoutes;
   /** guided sessions' playlists and asset lists (issue 30) */
   private readonly guided: GuidedPlayback;
+  /** DASH sessions and their MPDs (issue 33) */
+  private readonly dash: DashPlayback;
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   /** avail suppression before a decision (issue 31) */
@@ -150,6 +153,10 @@ export class SsaiServer {
       sessions: this.sessions, fallbacks: this.fallbacks, shapes: this.shapes, decisions: this.decisions, gate: this.gate,
       degrade: (hot, avail, target) => this.degrade(hot, avail, target), keepDecided: (hot, decided) => this.keepDecided(hot, decided),
     });
+    this.dash = new DashPlayback({
+      origin: deps.origin, planner: deps.planner, decisions: this.decisions, sessions: this.sessions, store: deps.store, fallbacks: this.fallbacks,
+      logger: deps.logger, metrics: deps.metrics, now: deps.now, config: (g) => this.config(g), policyOf: (c) => this.policyOf(c), emptyTextUri: EMPTY_VTT_PATH,
+    });
   }
 
   /** The part's rawHandler: takes only /v1/ paths. */
@@ -179,7 +186,9 @@ export class SsaiServer {
     try {
       if (req.method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
       else if (!playbackPathIsClean(segments)) reply = fail(ssaiError('BAD_PLAYBACK_PATH', 'a path segment is . or .., holds an encoded slash or a control character, or is not valid percent-encoding'));
-      else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
+      else if ((kind === 'dash' || (kind === 'master' && isMpdPath(segments.slice(4).join('/')))) && (req.method === 'GET' || req.method === 'HEAD')) {
+        reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query);
+      } else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
         reply = await this.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
       } else if (kind === 'session' && req.method === 'POST') {
         metricKind = 'session';
@@ -345,6 +354,13 @@ export class SsaiServer {
     }
     const id = randomUUID();
     const restQuery = split.rest;
+    if (isMpdPath(rest)) {
+      const config = await this.config(guid);
+      if ('kind' in config) return fail(config);
+      const started = await this.dash.start(config, rest, restQuery, { id, playerParams: params });
+      if ('kind' in started) return fail(started);
+      return json(200, { manifestUrl: `/v1/dash/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`, trackingUrl: `/v1/tracking/${guid}/${id}` });
+    }
     const made = await this.startSession(guid, rest, restQuery, clientOf(req), { id, playerParams: params, ...(bodyMode !== undefined ? { mode: bodyMode } : {}) });
     if ('kind' in made) return fail(made);
     return json(200, {

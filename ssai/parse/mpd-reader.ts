@@ -1,0 +1,237 @@
+// A DASH MPD as the proxy reads it (issue 33 "DASH ad insertion"): parsed with @xmldom/xmldom (the parser
+// vod-encoder/captions.ts edits MPDs with), its Period's AdaptationSets and Representations, and each Representation's
+// segments from its SegmentTemplate (SegmentTimeline or @duration), inherited from the Period and AdaptationSet as
+// ISO/IEC 23009-1 §5.3.9 says. Pure; the forms the stitcher cannot split yet are reported, never guessed.
+import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
+
+export type MpdTrackKind = 'video' | 'audio' | 'text';
+
+/** A Representation's segments on its media timeline: start time `t` and duration `d` in `timescale` units, number `n`. */
+export type MpdSegment = { t: number; d: number; n: number };
+
+/** The addressing of a Representation's media: its effective SegmentTemplate. */
+export type MpdAddressing = {
+  timescale: number;
+  presentationTimeOffset: number;
+  startNumber: number;
+  media?: string;
+  initialization?: string;
+  /** @duration of a template without a SegmentTimeline (every segment as long, the last one cut by the Period) */
+  duration?: number;
+  /** whether the segments come from a SegmentTimeline */
+  timeline: boolean;
+  segments: MpdSegment[];
+};
+
+export type MpdRepresentation = {
+  /** the Representation element (the stitcher clones and edits its document) */
+  element: Element;
+  adaptationSet: Element;
+  /** index of its AdaptationSet in the Period */
+  setIndex: number;
+  id: string;
+  kind: MpdTrackKind;
+  mimeType?: string;
+  codecs?: string;
+  bandwidth: number;
+  width?: number;
+  height?: number;
+  frameRate?: number;
+  lang?: string;
+  audioSamplingRate?: number;
+  audioChannels?: number;
+  /** undefined for a Representation addressed otherwise: a sidecar file (BaseURL only: WebVTT), SegmentBase, SegmentList */
+  addressing?: MpdAddressing;
+  /** a whole-file text track (a BaseURL, no segment information): WebVTT or TTML sidecar */
+  sidecar: boolean;
+};
+
+export type MpdRead = {
+  doc: Document;
+  mpd: Element;
+  type: 'static' | 'dynamic';
+  /** seconds: the MPD's mediaPresentationDuration, else the Period's duration */
+  durationSec: number;
+  period: Element;
+  periodStartSec: number;
+  periodDurationSec: number;
+  representations: MpdRepresentation[];
+};
+
+export type MpdReadResult = { ok: true; value: MpdRead } | { ok: false; unsupported: boolean; message: string };
+
+/** An ISO 8601 duration as MPDs write it (PT1H2M3.5S, P1DT2H): seconds, or undefined when malformed. */
+export function parseIsoDuration(raw: string | null | undefined): number | undefined {
+  if (!raw) return undefined;
+  const m = /^\s*-?P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?\s*$/.exec(raw);
+  if (!m || raw.trim().endsWith('T') || raw.trim() === 'P') return undefined;
+  const [, y, mo, d, h, mi, s] = m.map((x) => (x === undefined ? 0 : Number(x)));
+  return (y ?? 0) * 31_536_000 + (mo ?? 0) * 2_592_000 + (d ?? 0) * 86_400 + (h ?? 0) * 3600 + (mi ?? 0) * 60 + (s ?? 0);
+}
+
+/** An MPD duration written in seconds (PT2.5S) with the digits a player reads back the same. */
+export function isoDuration(seconds: number): string {
+  return `PT${Math.max(0, Math.round(seconds * 1000) / 1000)}S`;
+}
+
+/** The element children of `parent` named `name` (namespace ignored: MPDs are written with and without prefixes). */
+export function childrenNamed(parent: Element, name: string): Element[] {
+  const out: Element[] = [];
+  for (let c = parent.firstChild; c; c = c.nextSibling) if (c.nodeType === 1 && (c as Element).localName === name) out.push(c as Element);
+  return out;
+}
+
+const num = (el: Element | undefined, attr: string): number | undefined => {
+  const v = el?.getAttribute(attr);
+  if (v === null || v === undefined || v.trim() === '') return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+};
+
+/** The attribute of the nearest element that has it (Representation, then AdaptationSet). */
+const inherited = (els: Array<Element | undefined>, attr: string): string | undefined => {
+  for (const el of els) { const v = el?.getAttribute(attr); if (v) return v; }
+  return undefined;
+};
+
+function frameRateOf(raw: string | undefined): number | undefined {
+  if (!raw) return undefined;
+  const [a, b] = raw.split('/').map(Number);
+  const fr = b ? (a ?? 0) / b : a;
+  return fr && Number.isFinite(fr) ? fr : undefined;
+}
+
+function kindOf(set: Element, rep: Element): MpdTrackKind | undefined {
+  const type = set.getAttribute('contentType') || '';
+  const mime = rep.getAttribute('mimeType') || set.getAttribute('mimeType') || '';
+  const codecs = rep.getAttribute('codecs') || set.getAttribute('codecs') || '';
+  // text in fMP4 (stpp, wvtt) comes as application/mp4, sometimes under a video mimeType
+  if (type === 'text' || mime.startsWith('text/') || mime === 'application/ttml+xml' || /^(stpp|wvtt)/.test(codecs)) return 'text';
+  if (type === 'video' || mime.startsWith('video/')) return 'video';
+  if (type === 'audio' || mime.startsWith('audio/')) return 'audio';
+  return undefined;
+}
+
+/** The segments a SegmentTimeline lists; `r="-1"` repeats up to the Period's end (`endT`). */
+function timelineSegments(timeline: Element, startNumber: number, endT: number): MpdSegment[] | string {
+  const out: MpdSegment[] = [];
+  let t = 0;
+  let n = startNumber;
+  const ss = childrenNamed(timeline, 'S');
+  for (const [i, s] of ss.entries()) {
+    const d = num(s, 'd');
+    if (d === undefined || d <= 0) return 'an S element of a SegmentTimeline has no positive @d';
+    const st = num(s, 't');
+    if (st !== undefined) t = st;
+    let r = num(s, 'r') ?? 0;
+    if (r < 0) {
+      const next = num(ss[i + 1], 't') ?? endT;
+      r = Math.ceil((next - t) / d) - 1;
+    }
+    for (let k = 0; k <= r; k++) {
+      out.push({ t, d, n });
+      t += d;
+      n += 1;
+    }
+  }
+  return out;
+}
+
+/** The effective SegmentTemplate of a Representation (Period, AdaptationSet, Representation: the nearest wins). */
+function addressingOf(levels: Element[], periodDurationSec: number): MpdAddressing | string | undefined {
+  const templates = levels.map((l) => childrenNamed(l, 'SegmentTemplate')[0]).filter((t): t is Element => t !== undefined);
+  if (!templates.length) {
+    if (levels.some((l) => childrenNamed(l, 'SegmentList').length || childrenNamed(l, 'SegmentBase').length)) return 'SegmentBase and SegmentList are not split yet';
+    return undefined;
+  }
+  const nearest = [...templates].reverse();
+  const attr = (name: string): string | undefined => inherited(nearest, name);
+  const timescale = Number(attr('timescale') ?? 1);
+  const presentationTimeOffset = Number(attr('presentationTimeOffset') ?? 0);
+  const startNumber = Number(attr('startNumber') ?? 1);
+  if (!(timescale > 0) || !Number.isFinite(presentationTimeOffset) || !Number.isInteger(startNumber)) return 'a SegmentTemplate has a malformed timescale, presentationTimeOffset or startNumber';
+  const media = attr('media');
+  const initialization = attr('initialization');
+  const base: MpdAddressing = { timescale, presentationTimeOffset, startNumber, timeline: false, segments: [],
+    ...(media ? { media } : {}), ...(initialization ? { initialization } : {}) };
+  const endT = presentationTimeOffset + Math.round(periodDurationSec * timescale);
+  const timeline = nearest.map((t) => childrenNamed(t, 'SegmentTimeline')[0]).find((t) => t !== undefined);
+  if (timeline) {
+    const segments = timelineSegments(timeline, startNumber, endT);
+    if (typeof segments === 'string') return segments;
+    return { ...base, timeline: true, segments };
+  }
+  const duration = Number(attr('duration'));
+  if (!(duration > 0)) return 'a SegmentTemplate has neither a SegmentTimeline nor a @duration';
+  const count = Math.ceil((periodDurationSec * timescale) / duration - 1e-6);
+  const segments: MpdSegment[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = presentationTimeOffset + i * duration;
+    segments.push({ t, d: Math.min(duration, endT - t), n: startNumber + i });
+  }
+  return { ...base, duration, segments };
+}
+
+/** Reads an MPD's text. `unsupported` marks a valid MPD of a form the stitcher cannot split yet. */
+export function readMpd(text: string): MpdReadResult {
+  let doc: Document;
+  try {
+    doc = new DOMParser({ onError: (level, msg) => { if (level !== 'warning') throw new Error(msg); } }).parseFromString(text, 'text/xml');
+  } catch (e) {
+    return { ok: false, unsupported: false, message: `not XML: ${e instanceof Error ? e.message.split('\n', 1)[0] : String(e)}` };
+  }
+  const mpd = doc.documentElement;
+  if (!mpd || mpd.localName !== 'MPD') return { ok: false, unsupported: false, message: 'the document is not an MPD' };
+  const unsupported = (message: string): MpdReadResult => ({ ok: false, unsupported: true, message });
+  const type = mpd.getAttribute('type') === 'dynamic' ? 'dynamic' : 'static';
+  if (type === 'dynamic') return unsupported('a dynamic (live) MPD: live DASH is not stitched yet');
+  const periods = childrenNamed(mpd, 'Period');
+  if (periods.length !== 1) return unsupported(`the MPD has ${periods.length} Periods: only a single-Period MPD is split for ads`);
+  const period = periods[0]!;
+  if (period.getAttribute('xlink:href')) return unsupported('a remote (xlink) Period');
+  const periodStartSec = parseIsoDuration(period.getAttribute('start')) ?? 0;
+  const total = parseIsoDuration(mpd.getAttribute('mediaPresentationDuration'));
+  const periodDurationSec = parseIsoDuration(period.getAttribute('duration')) ?? (total !== undefined ? total - periodStartSec : undefined);
+  if (periodDurationSec === undefined || !(periodDurationSec > 0)) return unsupported('the MPD gives no mediaPresentationDuration nor Period@duration');
+  const representations: MpdRepresentation[] = [];
+  for (const [setIndex, set] of childrenNamed(period, 'AdaptationSet').entries()) {
+    for (const rep of childrenNamed(set, 'Representation')) {
+      const kind = kindOf(set, rep);
+      if (!kind) continue;
+      const addressing = addressingOf([period, set, rep], periodDurationSec);
+      if (typeof addressing === 'string') return unsupported(addressing);
+      const sidecar = addressing === undefined && childrenNamed(rep, 'BaseURL').length > 0 && kind === 'text';
+      if (!addressing && !sidecar) return unsupported(`Representation ${rep.getAttribute('id') ?? '?'} has no SegmentTemplate`);
+      const channels = [rep, set].map((el) => childrenNamed(el, 'AudioChannelConfiguration')[0]).find((c) => c !== undefined);
+      const r: MpdRepresentation = {
+        element: rep, adaptationSet: set, setIndex, id: rep.getAttribute('id') ?? '', kind, sidecar,
+        bandwidth: num(rep, 'bandwidth') ?? 0,
+        ...(addressing ? { addressing } : {}),
+      };
+      const mimeType = inherited([rep, set], 'mimeType');
+      const codecs = inherited([rep, set], 'codecs');
+      const width = num(rep, 'width') ?? num(set, 'width');
+      const height = num(rep, 'height') ?? num(set, 'height');
+      const frameRate = frameRateOf(inherited([rep, set], 'frameRate'));
+      const lang = inherited([rep, set], 'lang');
+      const rate = num(rep, 'audioSamplingRate') ?? num(set, 'audioSamplingRate');
+      const ch = Number(channels?.getAttribute('value'));
+      if (mimeType) r.mimeType = mimeType;
+      if (codecs) r.codecs = codecs;
+      if (width) r.width = width;
+      if (height) r.height = height;
+      if (frameRate) r.frameRate = frameRate;
+      if (lang) r.lang = lang;
+      if (rate) r.audioSamplingRate = rate;
+      if (Number.isInteger(ch) && ch > 0) r.audioChannels = ch;
+      representations.push(r);
+    }
+  }
+  if (!representations.some((r) => r.kind === 'video')) return unsupported('the MPD has no video Representation');
+  return { ok: true, value: { doc, mpd, type, durationSec: total ?? periodStartSec + periodDurationSec, period, periodStartSec, periodDurationSec, representations } };
+}
+
+/** A Representation's segment boundaries in seconds of the Period (its media time less presentationTimeOffset). */
+export function segmentStarts(a: MpdAddressing): Array<{ start: number; duration: number }> {
+  return a.segments.map((s) => ({ start: (s.t - a.presentationTimeOffset) / a.timescale, duration: s.d / a.timescale }));
+}

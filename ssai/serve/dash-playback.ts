@@ -1,0 +1,238 @@
+// DASH playback through the proxy, VOD (issue 33 items 1–3): GET /v1/dash/{guid}/{path}.mpd (or the /v1/master path
+// of an .mpd) makes a viewer's session from a static single-Period MPD, decides its breaks as a VOD HLS session's (the
+// ad server's VMAP, asked once per session; one decision per break, stored, whatever the format) and answers the
+// viewer's own MPD: the ads as Periods (mpd-stitcher.ts) whose segments go through /v1/segment, so beacons fire as
+// for HLS, and /v1/tracking lists the breaks. Live (dynamic) MPDs are not stitched yet: docs/ssai-dash.md.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AdinsertConfig } from '../../kernel/seams/adinserts.js';
+import type { AvailRecord, ContentRung, SessionRecord } from '../decide/avail-record.js';
+import type { AdPlanner } from '../decide/ad-planner.js';
+import type { DecisionScheduler } from '../decide/decision-scheduler.js';
+import type { ContentShape } from '../stitch/content-shape.js';
+import type { VariantEntry } from '../stitch/manifest-rewriter.js';
+import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
+import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-stitcher.js';
+import { readMpd, segmentStarts, type MpdRead, type MpdReadResult, type MpdRepresentation } from '../parse/mpd-reader.js';
+import type { Avail } from '../parse/cue-finder.js';
+import { cueAvails, mpdCues } from '../parse/mpd-cues.js';
+import type { SsaiMetrics } from '../metrics.js';
+import type { MediaPlaylist } from '../../media/playlist-scanner.js';
+import { ssaiError, type SsaiError } from '../errors.js';
+import { trackFor } from './avail-placement.js';
+import { mergeRecords, type HotSessions } from './hot-sessions.js';
+import { fail, type Reply } from './http-reply.js';
+import { derive, type OriginFetcher } from './origin-fetcher.js';
+import { originUrlOf, splitQuery } from './playback-path.js';
+import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
+import type { StoreFallbacks } from './store-outage.js';
+
+export const MPD_TYPE = 'application/dash+xml';
+
+export interface DashPlaybackDeps {
+  origin: OriginFetcher;
+  planner: Pick<AdPlanner, 'vmapAvails' | 'plan' | 'expectDecisions'>;
+  decisions: Pick<DecisionScheduler, 'inWindow'>;
+  sessions: HotSessions;
+  store: SessionStore;
+  fallbacks: StoreFallbacks;
+  logger: Logger;
+  metrics: Pick<SsaiMetrics, 'cueErrors'>;
+  now: () => number;
+  config: (guid: string) => Promise<AdinsertConfig | SsaiError>;
+  policyOf: (config: AdinsertConfig) => PlaylistPolicy;
+  /** the empty WebVTT a sidecar text track plays during ads */
+  emptyTextUri: string;
+}
+
+/** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
+export const isMpdPath = (rest: string): boolean => /\.mpd$/i.test(rest);
+
+/** The session's tracks: one entry per Representation (the /v1/segment route reads `n` as this index). */
+function variantsOf(origin: string, read: MpdRead): VariantEntry[] {
+  return read.representations.map((r, n) => {
+    const v: VariantEntry = { n, kind: r.kind === 'text' ? 'subtitles' : r.kind, uri: `${origin}#${r.setIndex}/${encodeURIComponent(r.id)}`, bandwidth: r.bandwidth };
+    if (r.width && r.height) v.resolution = `${r.width}x${r.height}`;
+    if (r.codecs) v.codecs = r.codecs;
+    if (r.lang) v.language = r.lang;
+    if (r.audioChannels) v.channels = r.audioChannels;
+    return v;
+  });
+}
+
+function rungsOf(read: MpdRead): ContentRung[] {
+  return read.representations.filter((r) => r.kind === 'video').map((r) => ({
+    width: r.width ?? 0, height: r.height ?? 0, bandwidth: r.bandwidth,
+    ...(r.frameRate ? { frameRate: r.frameRate } : {}), ...(r.codecs ? { codecs: r.codecs } : {}),
+  }));
+}
+
+/** The content's shape from the MPD itself (no probe): CMAF segments, audio in its own AdaptationSet or not. */
+function shapeOf(read: MpdRead): ContentShape {
+  const audio = read.representations.find((r) => r.kind === 'audio');
+  return { container: 'fmp4', muxedAudio: !audio, ...(audio?.audioSamplingRate ? { audioSampleRate: audio.audioSamplingRate } : {}),
+    ...(audio?.audioChannels ? { audioChannels: audio.audioChannels } : {}) };
+}
+
+/**
+ * The reference video's segments as an ENDLIST playlist (numbered from 0): VMAP breaks are placed on its segment
+ * boundaries exactly as on an HLS VOD's (vmap-avails.ts), and a record's startSegmentIndex is an index into it.
+ */
+export function timelinePlaylist(starts: Array<{ start: number; duration: number }>): MediaPlaylist {
+  const durations = starts.map((s) => s.duration);
+  return {
+    kind: 'media', targetDuration: Math.ceil(Math.max(1, ...durations)), mediaSequence: 0, discontinuitySequence: 0, playlistType: 'VOD',
+    endList: true, independentSegments: true, headerTags: [], header: [], trailingTags: [], trailingLines: [], hasTargetDuration: true,
+    segments: starts.map((s, i) => ({
+      uri: String(i), duration: s.duration, title: '', mediaSequence: i, discontinuitySequence: 0, discontinuity: false,
+      tags: [], lines: [], extinf: String(s.duration), ownKey: false, ownMap: false, gap: false, line: i + 1,
+    })),
+  };
+}
+
+/**
+ * A track's segments that start inside the ad: the creative's audio ends an AAC frame after its video, a last segment
+ * of 21 ms that would start after the Period's end.
+ */
+function withinAd(durations: number[], adSeconds: number): number[] {
+  const kept: number[] = [];
+  let at = 0;
+  for (const d of durations) {
+    if (at >= adSeconds - 0.05) break;
+    kept.push(d);
+    at += d;
+  }
+  return kept;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 6;
+
+type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean };
+
+export class DashPlayback {
+  constructor(private readonly deps: DashPlaybackDeps) {}
+
+  /** GET /v1/dash/{guid}/{path}.mpd: the session's MPD with its breaks decided and stitched. */
+  async mpd(guid: string, rest: string, query: string): Promise<Reply> {
+    const config = await this.deps.config(guid);
+    if ('kind' in config) return fail(config);
+    const started = await this.start(config, rest, query);
+    if ('kind' in started) return fail(started);
+    return this.stitched(config, started);
+  }
+
+  /** Makes (or finds, by `sessionId`) the session of an MPD; `forced` is the session route's own id and parameters. */
+  async start(config: AdinsertConfig, rest: string, query: string, forced?: { id: string; playerParams: Record<string, string> }): Promise<Started | SsaiError> {
+    if (!rest) return ssaiError('BAD_PLAYBACK_PATH', 'the playback path names no MPD after the configuration guid');
+    const split = splitQuery(query);
+    const origin = originUrlOf(config.sourceUrl, rest, split.rest);
+    const fetched = await this.deps.origin.fetch(origin, { mpd: true });
+    if (!fetched.ok) return fetched.error;
+    const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
+    if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
+    const sid = forced?.id ?? split.sessionId ?? randomUUID();
+    let storeAway = false;
+    let existing: SessionRecord | undefined;
+    try {
+      existing = split.sessionId && !forced ? (await this.deps.sessions.get(sid))?.session : undefined;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      storeAway = true;
+    }
+    if (existing) return { session: existing, read: read.value, origin, storeAway };
+    // ads.mode and ads.debug are the HLS routes' (guided playback, debug logs): not DASH's yet
+    const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
+    const variants = variantsOf(origin, read.value);
+    const layout = { variants, rungs: derive(fetched, 'mpd-rungs', () => rungsOf(read.value)) };
+    const session: SessionRecord = { id: sid, guid: config.guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
+    if (!storeAway) {
+      try {
+        await this.deps.sessions.save(session, layout);
+        this.deps.planner.expectDecisions();
+      } catch (e) {
+        if (!isSessionStoreUnavailable(e)) throw e;
+        storeAway = true;
+      }
+    }
+    return { session, read: read.value, origin, storeAway };
+  }
+
+  /** The session's MPD: its VMAP breaks decided (within the decision deadline) and stitched as Periods. */
+  private async stitched(config: AdinsertConfig, started: Started): Promise<Reply> {
+    const { session, read, origin } = started;
+    const policy = this.deps.policyOf(config);
+    const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
+    const starts = video?.addressing ? segmentStarts(video.addressing) : [];
+    let records: AvailRecord[] = [];
+    // No store, no session another proxy could read (issue 27): the viewer gets the content alone.
+    if (!started.storeAway && starts.length) {
+      // SCTE-35 EventStream cues place the breaks; a VOD without them takes its breaks from the ad server's VMAP
+      const cues = mpdCues(read);
+      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      const fromCues = cueAvails(cues.cues, starts);
+      const avails = fromCues.length ? fromCues
+        : await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, timelinePlaylist(starts)), [], 'read');
+      records = await this.decide(session, config.adServer, avails, Math.round(median(starts.map((s) => s.duration))) || 6, shapeOf(read));
+    }
+    const breaks: DashBreak[] = [];
+    for (const record of records) {
+      const b = await this.breakOf(session, record, read, starts, policy);
+      if (b) breaks.push(b);
+    }
+    const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}) });
+    return { status: 200, body: text, type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+  }
+
+  /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */
+  private async decide(session: SessionRecord, adServer: string, avails: Avail[], target: number, shape: ContentShape): Promise<AvailRecord[]> {
+    const decided = await Promise.all(avails.map((avail) => this.deps.decisions.inWindow({ session, adServer, avail, targetDuration: target, shape })
+      .catch((e: unknown) => {
+        // the store away or a failed decision: this break plays no ad (the content goes on)
+        if (!isSessionStoreUnavailable(e)) this.deps.logger.warn({ err: e, session: session.id, avail: avail.id }, 'an ad decision failed');
+        return undefined;
+      })));
+    const records = decided.filter((r): r is AvailRecord => r !== undefined);
+    const hot = await this.deps.sessions.get(session.id).catch(() => undefined);
+    if (hot) mergeRecords(hot, records);
+    return records;
+  }
+
+  /** A decided break as the stitcher takes it; undefined when it has no ad, or a creative's plan is gone (content plays). */
+  private async breakOf(session: SessionRecord, record: AvailRecord, read: MpdRead, starts: Array<{ start: number; duration: number }>, policy: PlaylistPolicy): Promise<DashBreak | undefined> {
+    if (!record.ads.length) return undefined;
+    const bounds = [...starts.map((s) => s.start), read.periodDurationSec];
+    const at = bounds[Math.min(record.startSegmentIndex, starts.length)];
+    if (at === undefined) return undefined;
+    // a break that replaces content resumes it at the boundary nearest its end (the decision's duration)
+    let resume = at;
+    if (!record.insert) for (const x of bounds) if (Math.abs(x - (at + record.duration)) < Math.abs(resume - (at + record.duration))) resume = x;
+    const b: DashBreak = { id: record.id, atSeconds: at, resumeSeconds: resume, ads: [] };
+    const needsAudio = read.representations.some((r) => r.kind === 'audio');
+    for (const [k, ad] of record.ads.entries()) {
+      const plan = await this.deps.planner.plan(ad.creativeKey);
+      // the shared creative record expired, or the creative is not CMAF (an init segment per rendition, its audio apart
+      // when the content's is): the content plays rather than a Period missing a track
+      if (!plan || plan.video.some((t) => !t.mapUri) || (needsAudio && !plan.audio?.mapUri)) return undefined;
+      const segmentBase = `/v1/segment/${session.guid}/${session.id}/${encodeURIComponent(record.id)}/${k}`;
+      b.ads.push({
+        periodId: `${record.id}-${k}`, duration: ad.duration,
+        rendition: (rep: MpdRepresentation): DashAdRendition | undefined => {
+          const n = read.representations.indexOf(rep);
+          const entry = session.variants[n];
+          const track = entry ? trackFor(plan, entry) : undefined;
+          // a creative without an init segment (MPEG-TS) has no place in a DASH Period
+          if (!track?.mapUri) return undefined;
+          const own = (u: string): string => policy.adUri?.(u) ?? u;
+          return {
+            init: own(track.mapUri), mediaPrefix: own(`${segmentBase}/${n}/`), mediaSuffix: '.m4s',
+            durations: withinAd(track.segments.map((s) => s.duration), ad.duration), bandwidth: track.bandwidth,
+            ...(track.width ? { width: track.width } : {}), ...(track.height ? { height: track.height } : {}),
+            timescale: rep.kind === 'audio' ? rep.audioSamplingRate ?? 48_000 : 90_000,
+          };
+        },
+      });
+    }
+    return b;
+  }
+}

@@ -1,0 +1,225 @@
+// A viewer's MPD with its ads as Periods of their own (issue 33 item 1): the origin's single Period split at each
+// break into content Periods whose presentationTimeOffset keeps their media time (the origin's segments, numbers and
+// times unchanged, addressed on the origin through a BaseURL), and one Period per ad between them whose AdaptationSets
+// mirror the content's (ids, kinds, languages, roles, codecs, sizes) and address the prepared creative through a
+// SegmentTemplate with a SegmentTimeline. Pure: the origin's document is cloned, never edited.
+import { XMLSerializer, type Element } from '@xmldom/xmldom';
+import { childrenNamed, isoDuration, type MpdAddressing, type MpdRead, type MpdRepresentation, type MpdSegment } from '../parse/mpd-reader.js';
+import { resolveUri } from '../../media/playlist-scanner.js';
+
+/** One Representation of an ad: its init segment, its media segments' URL around $Number$ (from 0), their seconds. */
+export type DashAdRendition = {
+  init: string;
+  mediaPrefix: string;
+  mediaSuffix: string;
+  durations: number[];
+  bandwidth: number;
+  width?: number;
+  height?: number;
+  /** timescale of the timeline written: the audio's sample rate, 90 kHz for video */
+  timescale: number;
+};
+
+export type DashAd = {
+  periodId: string;
+  duration: number;
+  /** the ad's Representation mirroring a content Representation (undefined: none, the AdaptationSet may go without it) */
+  rendition: (rep: MpdRepresentation) => DashAdRendition | undefined;
+};
+
+/**
+ * A break: its ads go in at `atSeconds` of the content's Period (a segment boundary; the content's end is a post-roll)
+ * and the content resumes at `resumeSeconds` (a boundary too): the same for an insertion (VMAP, a cue without a
+ * duration), later for a cue whose break replaces the content under it.
+ */
+export type DashBreak = { id: string; atSeconds: number; resumeSeconds: number; ads: DashAd[] };
+
+export type StitchMpdOptions = {
+  /** the origin MPD's absolute URL: the content's BaseURL resolves against it */
+  mpdUrl: string;
+  breaks: DashBreak[];
+  /** a sidecar text track's empty stand-in in ad Periods */
+  emptyTextUri: string;
+  /** content_segment_prefix (issue 31 item 5): the content's BaseURL as listed */
+  contentUri?: (absoluteUri: string) => string;
+};
+
+/** How far before a Period's start a segment may begin and still be that Period's (audio ends an AAC frame off video). */
+const START_TOLERANCE_SEC = 0.1;
+/** Descriptors of an AdaptationSet that tell players which track it is: copied into the ad Periods. */
+const SET_DESCRIPTORS = new Set(['Role', 'Accessibility', 'Label', 'AudioChannelConfiguration']);
+/** Attributes of a content AdaptationSet that an ad's mirror keeps (not its segment alignment with the content). */
+const SET_ATTRIBUTES = ['id', 'contentType', 'mimeType', 'lang', 'par', 'maxWidth', 'maxHeight', 'frameRate', 'startWithSAP', 'segmentAlignment', 'label'];
+
+/** `$` in a literal part of a template is written `$$` (ISO/IEC 23009-1 §5.3.9.4.4). */
+const literal = (s: string): string => s.replace(/\$/g, '$$$$');
+
+const directoryOf = (url: string): string => {
+  const bare = url.replace(/[?#].*$/, '');
+  return bare.slice(0, bare.lastIndexOf('/') + 1);
+};
+
+/** S elements for consecutive segments: a run of equal durations is one S with @r; @t where a gap or overlap begins. */
+function timelineOf(segments: Array<{ t: number; d: number }>, el: (name: string) => Element): Element {
+  const timeline = el('SegmentTimeline');
+  let expected: number | undefined;
+  let last: Element | undefined;
+  let lastD = -1;
+  let repeat = 0;
+  for (const s of segments) {
+    if (last && s.d === lastD && s.t === expected) {
+      repeat += 1;
+      last.setAttribute('r', String(repeat));
+    } else {
+      last = el('S');
+      if (s.t !== expected) last.setAttribute('t', String(s.t));
+      last.setAttribute('d', String(s.d));
+      timeline.appendChild(last);
+      lastD = s.d;
+      repeat = 0;
+    }
+    expected = s.t + s.d;
+  }
+  return timeline;
+}
+
+/** The content's SegmentTemplate for the part [fromSec, toSec) of its Period: same media, numbers and times. */
+function contentTemplate(a: MpdAddressing, fromSec: number, toSec: number, el: (name: string) => Element): Element {
+  const startOf = (s: MpdSegment): number => (s.t - a.presentationTimeOffset) / a.timescale;
+  const kept = a.segments.filter((s) => startOf(s) >= fromSec - START_TOLERANCE_SEC && startOf(s) < toSec - START_TOLERANCE_SEC);
+  const t = el('SegmentTemplate');
+  t.setAttribute('timescale', String(a.timescale));
+  t.setAttribute('presentationTimeOffset', String(a.presentationTimeOffset + Math.round(fromSec * a.timescale)));
+  t.setAttribute('startNumber', String(kept[0]?.n ?? a.startNumber));
+  if (a.initialization !== undefined) t.setAttribute('initialization', a.initialization);
+  if (a.media !== undefined) t.setAttribute('media', a.media);
+  if (a.timeline) t.appendChild(timelineOf(kept, el));
+  else if (a.duration !== undefined) t.setAttribute('duration', String(a.duration));
+  return t;
+}
+
+/** The stitched MPD's text. */
+export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
+  const { doc, mpd, period } = read;
+  const ns = mpd.namespaceURI;
+  const el = (name: string): Element => doc.createElementNS(ns, name);
+  const out = mpd.cloneNode(false) as Element;
+  let base = opts.mpdUrl;
+  for (let c = mpd.firstChild; c; c = c.nextSibling) {
+    const name = c.nodeType === 1 ? (c as Element).localName : '';
+    if (name === 'BaseURL') { base = resolveUri(base, (c.textContent ?? '').trim()); continue; }
+    // Location would send a reload to the origin; the Periods are ours
+    if (name === 'Period' || name === 'Location' || name === 'PatchLocation') continue;
+    out.appendChild(c.cloneNode(true));
+  }
+  const periodBase = childrenNamed(period, 'BaseURL')[0];
+  if (periodBase) base = resolveUri(base, (periodBase.textContent ?? '').trim());
+  const contentBase = directoryOf(base);
+  const byKey = new Map(read.representations.map((r) => [`${r.setIndex}/${r.id}`, r]));
+  const sets = childrenNamed(period, 'AdaptationSet');
+
+  const breaks = opts.breaks.filter((b) => b.ads.length > 0).sort((x, y) => x.atSeconds - y.atSeconds);
+  let at = read.periodStartSec;
+  const addPeriod = (p: Element, duration: number): void => {
+    p.setAttribute('start', isoDuration(at));
+    p.setAttribute('duration', isoDuration(duration));
+    out.appendChild(p);
+    at += duration;
+  };
+  const addAds = (b: DashBreak): void => { for (const ad of b.ads) addPeriod(adPeriod(ad), ad.duration); };
+
+  const contentPeriod = (i: number, from: number, to: number): Element => {
+    const p = period.cloneNode(true) as Element;
+    p.setAttribute('id', `content-${i}`);
+    for (const c of [...childrenNamed(p, 'BaseURL'), ...childrenNamed(p, 'SegmentTemplate'), ...childrenNamed(p, 'EventStream')]) p.removeChild(c);
+    const baseUrl = el('BaseURL');
+    baseUrl.appendChild(doc.createTextNode(opts.contentUri ? opts.contentUri(contentBase) : contentBase));
+    p.insertBefore(baseUrl, p.firstChild);
+    childrenNamed(p, 'AdaptationSet').forEach((set, setIndex) => {
+      for (const t of childrenNamed(set, 'SegmentTemplate')) set.removeChild(t);
+      const reps = childrenNamed(set, 'Representation');
+      let kept = 0;
+      for (const rep of reps) {
+        const known = byKey.get(`${setIndex}/${rep.getAttribute('id') ?? ''}`);
+        // a Representation the reader does not know (thumbnails, an unknown kind) loses its template: left out
+        if (!known) { set.removeChild(rep); continue; }
+        kept += 1;
+        if (!known.addressing) continue;
+        for (const t of childrenNamed(rep, 'SegmentTemplate')) rep.removeChild(t);
+        rep.appendChild(contentTemplate(known.addressing, from, to, el));
+      }
+      if (!kept) p.removeChild(set);
+    });
+    return p;
+  };
+
+  const adPeriod = (ad: DashAd): Element => {
+    const p = el('Period');
+    p.setAttribute('id', ad.periodId);
+    sets.forEach((set, setIndex) => {
+      const mirror = el('AdaptationSet');
+      for (const a of SET_ATTRIBUTES) { const v = set.getAttribute(a); if (v) mirror.setAttribute(a, v); }
+      for (let c = set.firstChild; c; c = c.nextSibling) if (c.nodeType === 1 && SET_DESCRIPTORS.has((c as Element).localName ?? '')) mirror.appendChild(c.cloneNode(true));
+      for (const repEl of childrenNamed(set, 'Representation')) {
+        const rep = byKey.get(`${setIndex}/${repEl.getAttribute('id') ?? ''}`);
+        if (!rep) continue;
+        const r = el('Representation');
+        r.setAttribute('id', rep.id);
+        r.setAttribute('bandwidth', String(rep.bandwidth || 1));
+        if (rep.mimeType && !set.getAttribute('mimeType')) r.setAttribute('mimeType', rep.mimeType);
+        if (rep.kind === 'text') {
+          // a sidecar WebVTT stands in as an empty file; segmented text (stpp, wvtt) has no ad counterpart: left out
+          if (!rep.sidecar || rep.mimeType !== 'text/vtt') continue;
+          const b = el('BaseURL');
+          b.appendChild(doc.createTextNode(opts.emptyTextUri));
+          r.appendChild(b);
+          mirror.appendChild(r);
+          continue;
+        }
+        const ofAd = ad.rendition(rep);
+        if (!ofAd) continue;
+        r.setAttribute('bandwidth', String(ofAd.bandwidth));
+        // prepared to the content's profile and level (ladderOf): the content's codecs string names it
+        if (rep.codecs) r.setAttribute('codecs', rep.codecs);
+        if (rep.kind === 'video') {
+          if (ofAd.width) r.setAttribute('width', String(ofAd.width));
+          if (ofAd.height) r.setAttribute('height', String(ofAd.height));
+          r.setAttribute('sar', '1:1');
+        } else if (rep.audioSamplingRate) r.setAttribute('audioSamplingRate', String(rep.audioSamplingRate));
+        for (const c of childrenNamed(repEl, 'AudioChannelConfiguration')) r.appendChild(c.cloneNode(true));
+        const t = el('SegmentTemplate');
+        t.setAttribute('timescale', String(ofAd.timescale));
+        t.setAttribute('presentationTimeOffset', '0');
+        t.setAttribute('startNumber', '0');
+        t.setAttribute('initialization', literal(ofAd.init));
+        t.setAttribute('media', `${literal(ofAd.mediaPrefix)}$Number$${literal(ofAd.mediaSuffix)}`);
+        let time = 0;
+        const segs = ofAd.durations.map((d) => {
+          const start = Math.round(time * ofAd.timescale);
+          time += d;
+          return { t: start, d: Math.round(time * ofAd.timescale) - start };
+        });
+        t.appendChild(timelineOf(segs, el));
+        r.appendChild(t);
+        mirror.appendChild(r);
+      }
+      if (childrenNamed(mirror, 'Representation').length) p.appendChild(mirror);
+    });
+    return p;
+  };
+
+  // the content from `cursor` up to each break, the break's ads, the content again from where the break resumes it
+  let cursor = 0;
+  let part = 0;
+  const end = read.periodDurationSec;
+  for (const b of breaks) {
+    const from = Math.min(b.atSeconds, end);
+    if (from < cursor) continue; // inside the content another break replaced
+    if (from > cursor) addPeriod(contentPeriod(part++, cursor, from), from - cursor);
+    addAds(b);
+    cursor = Math.max(from, Math.min(b.resumeSeconds, end));
+  }
+  if (cursor < end) addPeriod(contentPeriod(part, cursor, end), end - cursor);
+  out.setAttribute('mediaPresentationDuration', isoDuration(at));
+  return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
+}

@@ -1,0 +1,176 @@
+// Issue 33 item 4: a stitched VOD DASH stream (the engine's own DASH encode, VMAP breaks) played in dash.js and in
+// Shaka Player in Chromium through a mid-roll: the ad Period's frames decoded and shown, the content resumed at its
+// media time where the ad Period ends (no hole in the buffer, the playhead through), no fatal error, the ad's beacons
+// fired once for the viewer.
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
+import { startSsai, type SsaiHarness } from '../ssai/setup.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { readTestMpd, type TestMpd } from '../helpers/dash-mpd.js';
+
+/** What both pages record: samples of the playhead (time, the player's Period, frames decoded), errors, buffer. */
+const COMMON = `
+const q = new URLSearchParams(location.search);
+window.result = { samples: [], periods: [], errors: [], fatal: null, buffered: [] };
+const v = document.getElementById('v');
+v.addEventListener('playing', () => { v.playbackRate = Number(q.get('rate') ?? 1); });
+const sample = (period) => {
+  const quality = v.getVideoPlaybackQuality();
+  window.result.samples.push({ t: v.currentTime, period, frames: quality.totalVideoFrames, width: v.videoWidth });
+  const b = [];
+  for (let i = 0; i < v.buffered.length; i++) b.push([v.buffered.start(i), v.buffered.end(i)]);
+  window.result.buffered = b;
+};`;
+
+const DASHJS_PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/dash.js"></script><script>${COMMON}
+const player = dashjs.MediaPlayer().create();
+const E = dashjs.MediaPlayer.events;
+player.on(E.PERIOD_SWITCH_COMPLETED, (e) => window.result.periods.push({ id: e.toStreamInfo.id, start: e.toStreamInfo.start, at: v.currentTime }));
+player.on(E.ERROR, (e) => { const what = JSON.stringify(e.error || e).slice(0, 300); window.result.errors.push(what); window.result.fatal = what; });
+player.on(E.PLAYBACK_ERROR, (e) => { window.result.errors.push('playback ' + JSON.stringify(e.error || e).slice(0, 300)); });
+setInterval(() => { const s = player.getActiveStream && player.getActiveStream(); sample(s ? s.getStreamInfo().id : null); }, 200);
+player.initialize(v, q.get('src'), true, Number(q.get('start') ?? 0));
+</script></body></html>`;
+
+const SHAKA_PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/shaka.js"></script><script>${COMMON}
+shaka.polyfill.installAll();
+const player = new shaka.Player();
+player.addEventListener('error', (e) => {
+  const what = JSON.stringify({ code: e.detail.code, severity: e.detail.severity, data: e.detail.data }).slice(0, 300);
+  window.result.errors.push(what);
+  if (e.detail.severity === shaka.util.Error.Severity.CRITICAL) window.result.fatal = what;
+});
+setInterval(() => sample(null), 200);
+player.attach(v).then(() => player.load(q.get('src'), Number(q.get('start') ?? 0))).then(() => v.play()).catch((e) => {
+  const what = 'load ' + JSON.stringify({ code: e.code, data: e.data }).slice(0, 300);
+  window.result.errors.push(what);
+  window.result.fatal = what;
+});
+</script></body></html>`;
+
+interface Sample { t: number; period: string | null; frames: number; width: number }
+interface PlayResult { samples: Sample[]; periods: Array<{ id: string; start: number; at: number }>; errors: string[]; fatal: string | null; buffered: Array<[number, number]> }
+
+describe('stitched DASH VOD in real players', () => {
+  let h: SsaiHarness;
+  let origin: DashOrigin;
+  let guid: string;
+  /** the mid-roll alone (VMAP ?breaks=): a player buffering ahead reaches no other break of ad a */
+  let midGuid: string;
+  let page: http.Server | undefined;
+  let pageBase = '';
+
+  beforeAll(async () => {
+    origin = await DashOrigin.start();
+    h = await startSsai();
+    guid = await h.configure('/vmap', { type: 'broker', source: `${origin.url}/` });
+    midGuid = await h.configure('/vmap?breaks=midroll-1', { type: 'broker', source: `${origin.url}/` });
+    const [dashJs, shakaJs] = await Promise.all([
+      readFile(path.resolve('node_modules/dashjs/dist/modern/umd/dash.all.min.js')),
+      readFile(path.resolve('node_modules/shaka-player/dist/shaka-player.compiled.js')),
+    ]);
+    page = http.createServer((req, res) => {
+      if (req.url?.startsWith('/dash.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(dashJs);
+      if (req.url?.startsWith('/shaka.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(shakaJs);
+      res.writeHead(200, { 'content-type': 'text/html' }).end(req.url?.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE);
+    });
+    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
+    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // the creatives are prepared for the content's shape once, before a player asks (a first session does it)
+    expect((await h.get(`/v1/dash/${guid}/${DASH_MPD_PATH}`)).text).toContain('/v1/segment/');
+  }, 240_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await origin?.close();
+    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+  });
+
+  /** Plays the session's MPD from `start` until the playhead is `until` (or a fatal error, or the timeout). */
+  async function play(which: 'dashjs' | 'shaka', src: string, start: number, until: number): Promise<PlayResult> {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${pageBase}/${which === 'shaka' ? 'shaka' : 'dashjs'}?${new URLSearchParams({ src, start: String(start), rate: '2' })}`);
+      await tab.waitForFunction((end) => {
+        const r = (window as unknown as { result: PlayResult }).result;
+        return r.fatal !== null || r.samples.some((s) => s.t > end);
+      }, until, { timeout: 60_000, polling: 250 }).catch(() => undefined);
+      return await tab.evaluate(() => (window as unknown as { result: PlayResult }).result);
+    } finally {
+      await browser.close();
+    }
+  }
+
+  /** A viewer's own MPD (its session made by this request) and where its first mid-roll sits on the timeline. */
+  async function session(of = guid): Promise<{ src: string; mpd: TestMpd; ad: { start: number; end: number }; resumed: { id: string; start: number } }> {
+    const src = `${h.engine.url}/v1/dash/${of}/${DASH_MPD_PATH}`;
+    const first = await h.get(src);
+    const sid = /\/v1\/segment\/[^/]+\/([^/]+)\//.exec(first.text)![1]!;
+    const own = `${src}?sessionId=${sid}`;
+    const mpd = readTestMpd(first.text, own);
+    const i = mpd.periods.findIndex((p) => p.id === 'vmap-midroll-1-0');
+    const ad = mpd.periods[i]!;
+    const next = mpd.periods[i + 1]!;
+    return { src: own, mpd, ad: { start: ad.start, end: ad.start + ad.duration }, resumed: { id: next.id, start: next.start } };
+  }
+
+  /** Through the mid-roll: frames decoded inside the ad Period, the content after it buffered from its start and played. */
+  function expectThroughTheBreak(result: PlayResult, ad: { start: number; end: number }, resumedAt: number): void {
+    const summary = JSON.stringify({ ...result, samples: result.samples.filter((_, i) => i % 4 === 0) });
+    expect(result.fatal, summary).toBeNull();
+    const inAd = result.samples.filter((s) => s.t > ad.start + 0.5 && s.t < ad.end - 0.5);
+    expect(inAd.length, summary).toBeGreaterThan(2);
+    // the ad's frames: decoded while the playhead crossed the ad Period
+    expect(inAd.at(-1)!.frames - inAd[0]!.frames, summary).toBeGreaterThan(30);
+    // the content resumed where the ad Period ends, at the media time of the break: one buffered range across the join
+    // (content placed at another media time would leave a hole, or a stall there), and the playhead went on past it
+    expect(result.samples.some((s) => s.t > resumedAt + 1.5), summary).toBe(true);
+    expect(result.buffered.some(([from, to]) => from <= ad.start + 0.2 && to >= resumedAt + 1.5), summary).toBe(true);
+  }
+
+  it('plays through a mid-roll in dash.js: the ad Period, then the content Period from the break\'s media time', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const s = await session(midGuid);
+    const impressions = h.vast.beaconCount('impression', 'a');
+    const completes = h.vast.beaconCount('complete', 'a');
+    const result = await play('dashjs', s.src, s.ad.start - 2, s.resumed.start + 2);
+    expectThroughTheBreak(result, s.ad, s.resumed.start);
+    const summary = JSON.stringify(result.periods);
+    // dash.js switched into the ad Period and out to the next content Period, which starts where the ad ends
+    const ids = result.periods.map((p) => p.id);
+    expect(ids, summary).toContain('vmap-midroll-1-0');
+    expect(ids.indexOf(s.resumed.id), summary).toBeGreaterThan(ids.indexOf('vmap-midroll-1-0'));
+    expect(result.periods.find((p) => p.id === s.resumed.id)!.start, summary).toBeCloseTo(s.ad.end, 3);
+    await h.engine.ctx.services.ssai!.beacons.idle();
+    expect(h.vast.beaconCount('impression', 'a') - impressions).toBe(1);
+    expect(h.vast.beaconCount('complete', 'a') - completes).toBe(1);
+  }, 90_000);
+
+  it('plays through a mid-roll in Shaka Player: the ad Period, then the content from the break\'s media time', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const s = await session(midGuid);
+    const impressions = h.vast.beaconCount('impression', 'a');
+    const completes = h.vast.beaconCount('complete', 'a');
+    const result = await play('shaka', s.src, s.ad.start - 2, s.resumed.start + 2);
+    expectThroughTheBreak(result, s.ad, s.resumed.start);
+    await h.engine.ctx.services.ssai!.beacons.idle();
+    expect(h.vast.beaconCount('impression', 'a') - impressions).toBe(1);
+    expect(h.vast.beaconCount('complete', 'a') - completes).toBe(1);
+  }, 90_000);
+
+  it('plays the pre-roll in dash.js before the content, then the content from its start', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const s = await session();
+    const pre = s.mpd.periods[0]!;
+    expect(pre.id).toBe('vmap-preroll-0');
+    const result = await play('dashjs', s.src, 0, pre.duration + 2);
+    expectThroughTheBreak(result, { start: 0, end: pre.duration }, pre.duration);
+    expect(result.periods.map((p) => p.id).slice(0, 2), JSON.stringify(result.periods)).toEqual(['vmap-preroll-0', 'content-0']);
+  }, 90_000);
+});
