@@ -46,7 +46,8 @@ export class SegmentRoutes {
     const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
     const seg = track?.segments[segIndex];
     if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
-    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
+    // (a bumper is no ad: it has no beacons to fire)
+    if (entry?.kind === 'video' && !ad.bumper) this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
     return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
   }
 
@@ -115,6 +116,7 @@ export class SegmentRoutes {
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],
             }));
+            if (a.bumper) return { adId: ids[adIndex] ?? '', bumper: a.bumper, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: [] };
             return { adId: ids[adIndex] ?? '', creativeId: a.creativeId, ...(a.universalAdId ? { universalAdId: a.universalAdId } : {}), ...(a.adSystem ? { adSystem: a.adSystem } : {}), startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
