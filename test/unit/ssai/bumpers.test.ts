@@ -11,7 +11,7 @@ import type { CreativePlan } from '../../../ssai/stitch/creative-plan.js';
 import type { Avail } from '../../../ssai/parse/cue-finder.js';
 import type { LinearAd } from '../../../ssai/parse/linear-ad.js';
 import { createSsaiMetrics } from '../../../ssai/metrics.js';
-import { trackingOf } from '../../../ssai/decide/packed-tracking.js';
+import { packTracking, trackingOf } from '../../../ssai/decide/packed-tracking.js';
 import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 
 const plan = (key: string, duration: number): CreativePlan => ({ key, duration, video: [] });
@@ -93,6 +93,17 @@ describe('a break planned with bumpers', () => {
     // 25 s of the 30 s break: the content resumes at the 13th of its 2 s segments (no slate configured)
     expect(r.endSegmentIndex).toBe(10 + 13);
     // the ads keep their tracking in their places; the bumpers have none
+    expect([0, 1, 2, 3].map((i) => trackingOf(r, i).impression)).toEqual([[], ['http://ads.test/imp/a'], ['http://ads.test/imp/b'], []]);
+  });
+
+  it('keeps each ad its own beacons when the decision thread packed them (a start bumper goes before the ads)', async () => {
+    const ads = [ad('a', 10), ad('b', 10)];
+    const p = new AdPlanner({
+      decision: { decide: async () => ({ ok: true, ads, packedTracking: packTracking(ads.map((a) => a.trackingEvents)) }) },
+      store: new MemorySessionStore(), prepare: () => preparer(), creativeUrl: (dir, rel) => `http://media.test${dir}/${rel}`,
+      metrics: createSsaiMetrics(new Registry()), logger: pino({ level: 'silent' }), now: () => Date.now(), creativeWaitMs: 5_000, sessionTtlMs: 60_000,
+    });
+    const r = await p.recordFor(session, 'http://ads.test/vast', avail('b1', 10), 2, undefined, BUMPERS);
     expect([0, 1, 2, 3].map((i) => trackingOf(r, i).impression)).toEqual([[], ['http://ads.test/imp/a'], ['http://ads.test/imp/b'], []]);
   });
 
