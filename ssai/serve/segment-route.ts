@@ -109,14 +109,15 @@ export class SegmentRoutes {
           startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
           ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
           ads: r.ads.map((a, adIndex) => {
-            const tracking = trackingOf(r, adIndex);
             const start = offset;
             offset += a.duration;
+            // a bumper (issue 31 item 3) is listed for the timeline's sake: no ad, no beacons
+            if (a.bumper) return { adId: ids[adIndex] ?? '', bumper: a.bumper, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: [] };
+            const tracking = trackingOf(r, adIndex);
             const events = (['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const).map((event) => ({
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],
             }));
-            if (a.bumper) return { adId: ids[adIndex] ?? '', bumper: a.bumper, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: [] };
             return { adId: ids[adIndex] ?? '', creativeId: a.creativeId, ...(a.universalAdId ? { universalAdId: a.universalAdId } : {}), ...(a.adSystem ? { adSystem: a.adSystem } : {}), startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: events };
           }),
         };
