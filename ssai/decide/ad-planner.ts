@@ -16,6 +16,7 @@ import { availRandom, pickAdsForAvail, unknownVariables, VAST_ERROR, withErrorCo
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
 import type { DebugDecisions } from './debug-decisions.js';
+import { bracketed, bumperRoom, Bumpers, bumperSeconds } from './bumpers.js';
 
 export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBreaksDeps {
   decision: AdDecisionClient;
@@ -56,9 +57,11 @@ export class AdPlanner {
   private readonly creatives: CreativeCache;
   private readonly slate: SlateFill;
   private readonly vmap: VmapBreaks;
+  private readonly bumpers: Bumpers;
 
   constructor(private readonly deps: AdPlannerDeps) {
     this.creatives = new CreativeCache(deps);
+    this.bumpers = new Bumpers(deps, this.creatives);
     this.slate = new SlateFill(deps, this.creatives);
     this.vmap = new VmapBreaks(deps);
   }
@@ -125,7 +128,8 @@ export class AdPlanner {
     // (a suppressed break was never an opportunity for this viewer: it counts in neither the avail nor the fill)
     if (record.unpersonalised === 'suppression') return;
     this.deps.metrics.availSeconds.inc(Math.max(0, record.duration));
-    this.deps.metrics.filledSeconds.inc(record.ads.reduce((t, a) => t + (a.slate ? 0 : a.duration), 0));
+    // (ads only: the slate and the bumpers are no ads)
+    this.deps.metrics.filledSeconds.inc(record.ads.reduce((t, a) => t + (a.slate || a.bumper ? 0 : a.duration), 0));
   }
 
   /**
@@ -222,6 +226,8 @@ export class AdPlanner {
     }
     const ladder = this.creatives.ladderFor(session.rungs, targetDuration, shape);
     const ready: Array<{ ad: LinearAd; plan: CreativePlan }> = [];
+    // The bumpers are prepared beside the ads (one not ready is left out of this break, as an ad is).
+    const bumping = this.bumpers.prepared(policies, ladder, record.skipped);
     await Promise.all(result.ads.map(async (ad) => {
       const file = pickMediaFile(ad.mediaFiles);
       if (!file) {
@@ -242,9 +248,12 @@ export class AdPlanner {
     }));
     // keep the ad server's order
     ready.sort((a, b) => result.ads.indexOf(a.ad) - result.ads.indexOf(b.ad));
-    const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), duration);
+    const bumpers = await bumping;
+    // The ads fit the break less its bumpers; an insertion grows by them instead.
+    const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), bumperRoom(duration, insert, bumpers));
     for (const r of ready) if (!picked.ads.some((p) => p.ad === r.ad)) record.skipped.push({ adId: r.ad.adId, reason: 'does not fit the avail' });
-    const adSeconds = picked.ads.reduce((t, p) => t + p.plan.duration, 0);
+    // (the bumpers play only around ads: a break without ads has none)
+    const adSeconds = picked.ads.reduce((t, p) => t + p.plan.duration, 0) + (picked.ads.length ? bumperSeconds(bumpers) : 0);
     // A break of known length the ads leave too much of is not personalised (issue 31 point 1): its content plays,
     // neither ads nor slate. (An insertion lasts as long as its ads; a VMAP avail's length is only the room to the next.)
     if (!insert && !vmap && (avail.durationFromCue || !avail.open) && !personalised(duration, adSeconds, policies?.personalizationThresholdSeconds)) {
@@ -253,16 +262,17 @@ export class AdPlanner {
       record.endSegmentIndex = record.startSegmentIndex;
       return record;
     }
-    let total = 0;
-    for (const p of picked.ads) {
+    const ads: PlannedAdRecord[] = picked.ads.map((p) => {
       const planned: PlannedAdRecord = { adId: p.ad.adId, creativeId: p.ad.creativeId, duration: p.plan.duration, creativeKey: p.plan.key, tracking: p.ad.trackingEvents };
       if (p.ad.universalAdId) planned.universalAdId = p.ad.universalAdId;
       if (p.ad.adSystem) planned.adSystem = p.ad.adSystem;
-      record.ads.push(planned);
-      total += p.plan.duration;
-    }
-    // Every ad taken, in the ad server's order: the decision thread's pack is the record's (slate, after them, has none).
-    if (result.packedTracking !== undefined && picked.ads.length === result.ads.length) record.tracking = result.packedTracking;
+      return planned;
+    });
+    record.ads = bracketed(ads, bumpers);
+    const total = adSeconds;
+    // Every ad taken, in the ad server's order, first in the record: the decision thread's pack is the record's (the
+    // end bumper and the slate, after them, have none; a start bumper before them would shift it).
+    if (result.packedTracking !== undefined && picked.ads.length === result.ads.length && record.ads[0] === ads[0]) record.tracking = result.packedTracking;
     if (insert) record.duration = Math.round(total * 1000) / 1000;
     await this.slate.fillWithSlate(session, record, avail, targetDuration, total, shape);
     return record;

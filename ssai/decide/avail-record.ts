@@ -26,6 +26,8 @@ export interface SessionRecord {
 
 export type PlannedAdRecord = {
   adId: string; creativeId: string; duration: number; creativeKey: string; slate?: boolean;
+  /** the configuration's bumper at the start or the end of the break (ssai/decide/bumpers.ts): no ad, no tracking */
+  bumper?: 'start' | 'end';
   /** the VAST's UniversalAdId and AdSystem (linear-ad.ts), when it gave them: the same for every viewer of a creative */
   universalAdId?: string; adSystem?: string;
   /** while the decision is made, and in records stored before the record's packed `tracking` (read with trackingOf) */
@@ -78,7 +80,9 @@ export function retired(record: AvailRecord): AvailRecord {
   const kept: AvailRecord = {
     id: record.id, index: record.index, startSegmentIndex: record.startSegmentIndex, endSegmentIndex: record.endSegmentIndex,
     duration: record.duration, slotDuration: record.slotDuration,
-    ads: record.ads.map((a) => (a.slate ? { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey, slate: true } : { adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey })),
+    ads: record.ads.map((a) => ({
+      adId: '', creativeId: '', duration: a.duration, creativeKey: a.creativeKey, ...(a.slate ? { slate: true } : {}), ...(a.bumper ? { bumper: a.bumper } : {}),
+    })),
     skipped: [], retired: true,
   };
   if (record.startPdtMs !== undefined) kept.startPdtMs = record.startPdtMs;

@@ -5,8 +5,8 @@ import type { AvailSuppression } from '../../kernel/seams/adinserts.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import type { Avail } from '../parse/cue-finder.js';
 
-/** What a decision needs of its configuration's policies (DecisionTask.policies). */
-export type BreakPolicies = { personalizationThresholdSeconds?: number };
+/** What a decision needs of its configuration's policies (DecisionTask.policies); bumpers: ssai/decide/bumpers.ts. */
+export type BreakPolicies = { personalizationThresholdSeconds?: number; bumperStartUrl?: string; bumperEndUrl?: string };
 
 /**
  * The viewer's live edge, fixed at the session's first live playlist: the end of that playlist's window on the

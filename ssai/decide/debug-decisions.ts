@@ -13,6 +13,7 @@ const FILL_TOLERANCE_SECONDS = 0.5;
 
 /** What a decided break plays, and why it is not (wholly) ads, read from its record. */
 export function outcomeOf(record: AvailRecord): { outcome: DebugDecisionOutcome; reason?: DebugDecisionReason } {
+  // (bumpers count with the ads: they play only around ads, and fill the break as much)
   const ads = record.ads.filter((a) => !a.slate);
   const adSeconds = ads.reduce((t, a) => t + a.duration, 0);
   const slate = record.ads.some((a) => a.slate);
@@ -25,7 +26,7 @@ export function outcomeOf(record: AvailRecord): { outcome: DebugDecisionOutcome;
     return { outcome, reason: token === 'empty' ? 'empty' : 'ad-server-error' };
   }
   // the slate's own skip (not prepared in time) says why the rest is content, not why ads are missing
-  const skipped = record.skipped.filter((s) => s.adId !== 'slate');
+  const skipped = record.skipped.filter((s) => s.adId !== 'slate' && !s.adId.startsWith('bumper-'));
   if (skipped.some((s) => s.reason.startsWith('not prepared') || s.reason.startsWith('failed') || s.reason === 'no usable media file')) return { outcome, reason: 'unprepared-creative' };
   if (skipped.some((s) => s.reason === 'does not fit the avail')) return { outcome, reason: 'no-fit' };
   return { outcome, reason: ads.length ? 'short' : 'empty' };
@@ -49,7 +50,7 @@ export class DebugDecisions {
     const { outcome, reason } = outcomeOf(record);
     this.log.decision(session, record.id, outcome, reason, {
       duration: record.duration,
-      ads: record.ads.map((a, i) => ({ adId: adIdOf(record, i), creativeId: a.creativeId, duration: a.duration, ...(a.slate ? { slate: true } : {}) })),
+      ads: record.ads.map((a, i) => ({ adId: adIdOf(record, i), creativeId: a.creativeId, duration: a.duration, ...(a.slate ? { slate: true } : {}), ...(a.bumper ? { bumper: a.bumper } : {}) })),
       ...(record.skipped.length ? { skipped: record.skipped } : {}),
       ...(record.error ? { error: record.error } : {}),
       ...(dropped ? { dropped: { ...outcomeOf(dropped), why: 'the decision landed after the deadline; the break keeps its late record' } } : {}),

@@ -34,7 +34,8 @@ export class AssetRoutes {
     // Keys beyond URI and DURATION are allowed per asset (HLS Interstitials): the ad's ids, as the stitched DATERANGE has them.
     const reply = json(200, { ASSETS: record.ads.map((ad, i) => ({
       URI: `${base}/${i}/master.m3u8`, DURATION: ad.duration,
-      ...(ad.slate ? {} : {
+      // a bumper (issue 31 item 3) is no ad: flagged, without ad ids
+      ...(ad.bumper ? { 'X-BUMPER': ad.bumper } : ad.slate ? {} : {
         'X-AD-ID': ids[i] ?? '', ...(ad.creativeId ? { 'X-CREATIVE-ID': ad.creativeId } : {}),
         ...(ad.universalAdId ? { 'X-UNIVERSAL-AD-ID': ad.universalAdId } : {}), ...(ad.adSystem ? { 'X-AD-SYSTEM': ad.adSystem } : {}),
       }),

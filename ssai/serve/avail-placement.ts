@@ -63,6 +63,7 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
     if (ad.adSystem) planned.adSystem = ad.adSystem;
     if (track?.mapUri && entry.kind !== 'subtitles') planned.mapUri = track.mapUri;
     if (ad.slate) planned.slate = true;
+    if (ad.bumper) planned.bumper = ad.bumper;
     ads.push(planned);
   }
   const avail: StitchAvail = { id: record.id, startSegmentIndex: start, endSegmentIndex: end, duration: record.duration, slotDuration: slot, ads };

@@ -24,7 +24,11 @@ export type Admission = { avail: Avail } | { record: AvailRecord };
 
 /** The policies a decision applies, from its configuration. */
 export function breakPolicies(config: AdPolicies): BreakPolicies | undefined {
-  return config.personalizationThresholdSeconds === undefined ? undefined : { personalizationThresholdSeconds: config.personalizationThresholdSeconds };
+  const p: BreakPolicies = {};
+  if (config.personalizationThresholdSeconds !== undefined) p.personalizationThresholdSeconds = config.personalizationThresholdSeconds;
+  if (config.bumperStartUrl) p.bumperStartUrl = config.bumperStartUrl;
+  if (config.bumperEndUrl) p.bumperEndUrl = config.bumperEndUrl;
+  return Object.keys(p).length ? p : undefined;
 }
 
 /** Whether a configuration suppresses any break (only then is a viewer's live edge kept). */

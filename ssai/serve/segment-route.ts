@@ -46,7 +46,8 @@ export class SegmentRoutes {
     const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
     const seg = track?.segments[segIndex];
     if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
-    if (entry?.kind === 'video') this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
+    // (a bumper is no ad: it has no beacons to fire)
+    if (entry?.kind === 'video' && !ad.bumper) this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
     return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
   }
 
@@ -108,9 +109,11 @@ export class SegmentRoutes {
           startSegmentIndex: r.startSegmentIndex, endSegmentIndex: r.endSegmentIndex,
           ...(r.error ? { error: r.error } : {}), skipped: r.skipped,
           ads: r.ads.map((a, adIndex) => {
-            const tracking = trackingOf(r, adIndex);
             const start = offset;
             offset += a.duration;
+            // a bumper (issue 31 item 3) is listed for the timeline's sake: no ad, no beacons
+            if (a.bumper) return { adId: ids[adIndex] ?? '', bumper: a.bumper, startOffsetSeconds: start, duration: a.duration, ...(startMs !== undefined ? { startTime: new Date(startMs + start * 1000).toISOString() } : {}), trackingEvents: [] };
+            const tracking = trackingOf(r, adIndex);
             const events = (['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'] as const).map((event) => ({
               event, offsetSeconds: start + a.duration * ({ impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 }[event]),
               beaconUrls: tracking[event],

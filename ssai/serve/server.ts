@@ -510,7 +510,7 @@ export class SsaiServer {
         adAttributes.push(adIdAttributes(ad));
         ad.idAttributes = adPlaceholder(adAttributes.length - 1);
         const r = record.ads[i];
-        if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : 0}`;
+        if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : r.bumper ?? 0}`;
       });
     }
     // Sessions given the same creatives get the same playlist but for their session id and ad ids: stitched once per

@@ -125,6 +125,8 @@ export type PlannedAd = AdIdentity & {
   mapUri?: string;
   /** slate filler: stitched like an ad but without an ad DATERANGE */
   slate?: boolean;
+  /** the configuration's bumper (issue 31 item 3): stitched like an ad, its DATERANGE of class com.engine.bumper */
+  bumper?: 'start' | 'end';
 };
 /** The longest id value written: ids come from the ad server. */
 const MAX_ID_LENGTH = 256;
@@ -325,7 +327,9 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     const startMs = b.avail.startPdtMs === undefined ? undefined : b.avail.startPdtMs + (b.avail.insert ? shiftMs : 0);
     if (startMs !== undefined && (e.firstOfAd || first)) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(startMs + e.offset * 1000)}`);
     if (e.firstOfAd && !e.ad.slate && startMs !== undefined) {
-      out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="com.engine.ad",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},${e.ad.idAttributes ?? adIdAttributes(e.ad)}`);
+      // A bumper is no ad: a class of its own, so that players and tools counting the ad class do not count it.
+      const [cls, attributes] = e.ad.bumper ? ['com.engine.bumper', `X-BUMPER="${e.ad.bumper}"`] : ['com.engine.ad', e.ad.idAttributes ?? adIdAttributes(e.ad)];
+      out.push(`#EXT-X-DATERANGE:ID="${b.avail.id}-${e.adIndex}",CLASS="${cls}",START-DATE="${iso(startMs + e.offset * 1000)}",DURATION=${fmtDuration(e.ad.duration)},${attributes}`);
     }
     out.push(`#EXTINF:${fmtDuration(e.duration)},`, adUri(e.uri));
     first = false;
