@@ -126,6 +126,16 @@ describe('live pre-roll', () => {
       expect(seconds(prerollSegments((await playlist(videos[0]!)).text))).toBe(AD_SECONDS.a + AD_SECONDS.b);
     }, 180_000);
 
+    it('takes the first break of a VMAP answer', async () => {
+      const guid = await configure('st-vmap', { live_preroll_ad_server: `${h.vast.url}/vmap?t=st-vmap`, live_preroll_max_seconds: 6 });
+      h.origin.position = clearOf(65);
+      const { videos } = await master(guid);
+      const text = (await playlist(videos[0]!)).text;
+      expect(text).toContain('X-AD-ID="ad-a"'); // the VMAP's pre-roll break: ad a inline
+      expect(seconds(prerollSegments(text))).toBe(AD_SECONDS.a);
+      expect(requests('st-vmap')).toHaveLength(1);
+    }, 180_000);
+
     it('gives none to a viewer joining during a break, nor asks for one', async () => {
       const tag = 'st-in-break';
       const guid = await configure(tag, { live_preroll_ad_server: prerollServer(tag), live_preroll_max_seconds: 6 });
