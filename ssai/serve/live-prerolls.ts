@@ -22,6 +22,13 @@ export interface LivePrerollsDeps {
   keepDecided: (hot: HotSession, decided: AvailRecord) => Promise<void>;
 }
 
+/** What a stitched playlist's pre-roll is decided with: the creatives' shape, and the video's playlist for another track. */
+export type PrerollSource = {
+  shape: () => Promise<ContentShape | undefined>;
+  /** for an audio or subtitle playlist: the session's reference video playlist and its cue breaks */
+  video?: () => Promise<{ playlist: MediaPlaylist; avails: Avail[] } | undefined>;
+};
+
 /** Target durations a guided pre-roll's asset list may wait for its decision (the player waits at its start). */
 const GUIDED_DEADLINE_TARGETS = 2;
 
@@ -36,10 +43,14 @@ export class LivePrerolls {
    * decided first (the playlist waits for it, as for a break in the window); later, breaks beginning during the
    * pre-roll are left to their content.
    */
-  async stitched(config: AdinsertConfig, hot: HotSession, pl: MediaPlaylist, found: Avail[], target: number, shape: () => Promise<ContentShape | undefined>): Promise<Avail[]> {
+  async stitched(config: AdinsertConfig, hot: HotSession, pl: MediaPlaylist, found: Avail[], target: number, how: PrerollSource): Promise<Avail[]> {
     const preroll = livePrerollOf(config);
     if (!preroll || isVodPlaylist(pl)) return found;
-    if (!hot.records.some((r) => r.id === PREROLL_AVAIL_ID) && this.due(hot)) await this.decide(hot, pl, found, target, preroll, shape);
+    if (!hot.records.some((r) => r.id === PREROLL_AVAIL_ID) && this.due(hot)) {
+      // placed by the video's window and cues (an audio or subtitle playlist asked first has no cues of its own)
+      const video = how.video ? await how.video() : { playlist: pl, avails: found };
+      if (video) await this.decide(hot, video.playlist, video.avails, target, preroll, how.shape);
+    }
     return this.outside(hot, found);
   }
 

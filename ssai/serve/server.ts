@@ -442,7 +442,12 @@ export class SsaiServer {
     // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
     let found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     // A live pre-roll (issue 31) is decided at the session's first live playlist, before its breaks.
-    if (!vod && config.livePrerollAdServer) found = await this.prerolls.stitched(config, hot, pl, found, target, () => this.shapes.shapeOf(session.variants, referenceVideo(session.variants) === entry ? pl : undefined));
+    if (!vod && config.livePrerollAdServer) {
+      found = await this.prerolls.stitched(config, hot, pl, found, target, {
+        shape: () => this.shapes.shapeOf(session.variants, referenceVideo(session.variants) === entry ? pl : undefined),
+        ...(entry.kind === 'video' ? {} : { video: () => this.referenceVideoPlaylist(session) }),
+      });
+    }
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
     const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
     const running = await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
@@ -687,6 +692,14 @@ export class SsaiServer {
     if (fetched && !fetched.ok) return fetched.error;
     const pl = fetched ? parsedMedia(fetched, this.deps.metrics).playlist : undefined;
     return this.prerolls.guided(config, hot, pl, this.deps.decisionDeadlineMs);
+  }
+
+  /** The session's reference video playlist and its cue breaks, as the origin gives them now (undefined: unreadable). */
+  private async referenceVideoPlaylist(session: SessionRecord): Promise<{ playlist: MediaPlaylist; avails: Avail[] } | undefined> {
+    const ref = referenceVideo(session.variants) ?? session.variants.find((v) => v.kind === 'video');
+    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+    const parsed = fetched?.ok ? parsedMedia(fetched, this.deps.metrics) : undefined;
+    return parsed?.playlist ? { playlist: parsed.playlist, avails: parsed.avails } : undefined;
   }
 
   /** No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so. */

@@ -126,6 +126,26 @@ describe('live pre-roll', () => {
       expect(seconds(prerollSegments((await playlist(videos[0]!)).text))).toBe(AD_SECONDS.a + AD_SECONDS.b);
     }, 180_000);
 
+    it('places the pre-roll by the video\'s window and cues when an audio playlist is asked first', async () => {
+      const tag = 'st-audio';
+      const guid = await configure(tag, { live_preroll_ad_server: prerollServer(tag), live_preroll_max_seconds: 6 });
+      // joined during a break the video playlists cue (the audio ones carry no cues): no pre-roll on any track
+      h.origin.position = endingWith(66 * CLIP_SEGMENTS + BREAK_START + 2);
+      const inBreak = await h.get(`/v1/master/${guid}/live/master.m3u8`);
+      const audioOf = (text: string) => /#EXT-X-MEDIA:TYPE=AUDIO,.*URI="([^"]+)"/.exec(text)![1]!;
+      expect(prerollSegments((await playlist(audioOf(inBreak.text))).text)).toEqual([]);
+      expect(requests(tag)).toHaveLength(0);
+      // clear of breaks: the audio's pre-roll is the video's, at the same place
+      h.origin.position = clearOf(67);
+      const clear = await h.get(`/v1/master/${guid}/live/master.m3u8`);
+      const audio = await playlist(audioOf(clear.text));
+      const video = await playlist(scanMultivariantPlaylist(clear.text).playlist!.variants[0]!.uri);
+      const startOf = (p: typeof audio) => prerollSegments(p.text).length && p.playlist.segments.findIndex((x) => x.uri.includes('/preroll/'));
+      expect(prerollSegments(audio.text).length).toBeGreaterThan(0);
+      expect(startOf(audio)).toBe(startOf(video));
+      expect(requests(tag)).toHaveLength(1);
+    }, 180_000);
+
     it('takes the first break of a VMAP answer', async () => {
       const guid = await configure('st-vmap', { live_preroll_ad_server: `${h.vast.url}/vmap?t=st-vmap`, live_preroll_max_seconds: 6 });
       h.origin.position = clearOf(65);
