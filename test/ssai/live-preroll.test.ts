@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
+import { checkMediaPlaylist, checkPlaylist } from '../../ssai/check/playlist-checker.js';
 import { startSsai, type SsaiHarness } from './setup.js';
 
 /** The origin position whose window ends with segment `last`. */
@@ -45,6 +46,7 @@ describe('live pre-roll', () => {
     return { text: got.text, playlist: scanMediaPlaylist(got.text).playlist! };
   }
 
+  const errors = (findings: Array<{ severity: string }>) => findings.filter((f) => f.severity === 'error');
   const prerollSegments = (text: string) => scanMediaPlaylist(text).playlist!.segments.filter((s) => s.uri.includes('/preroll/'));
   const seconds = (segs: Array<{ duration: number }>): number => segs.reduce((t, s) => t + s.duration, 0);
 
@@ -83,9 +85,12 @@ describe('live pre-roll', () => {
       const later = await playlist(videos[0]!);
       const sequenceOf = (p: typeof first.playlist, uri: string) => p.segments.find((s) => s.uri === uri)?.mediaSequence;
       for (const ad of ads) expect(sequenceOf(later.playlist, ad.uri)).toBe(sequenceOf(first.playlist, ad.uri));
+      expect(errors(checkPlaylist(first.text))).toEqual([]);
+      expect(errors(checkPlaylist(later.text, first.text))).toEqual([]);
       h.origin.position += 4 * SEGMENT_SECONDS;
       const next = await playlist(videos[0]!);
       expect(next.playlist.mediaSequence).toBeGreaterThanOrEqual(later.playlist.mediaSequence);
+      expect(errors(checkPlaylist(next.text, later.text))).toEqual([]);
       expect(requests(tag)).toHaveLength(1);
       expect(requests(`${tag}-breaks`)).toHaveLength(breaksAsked + 1);
 
@@ -203,6 +208,10 @@ describe('live pre-roll', () => {
       expect(pre[0]).toContain('X-ASSET-LIST="assets/preroll.json"');
       expect(pre[0]).toMatch(/START-DATE="[^"]+"/);
       expect(pre[0]).not.toContain('X-RESUME-OFFSET'); // players join live after it
+      // (a cue break's interstitial may start before the window: a warning, not about the pre-roll)
+      const findings = checkMediaPlaylist(pa.text);
+      expect(errors(findings)).toEqual([]);
+      expect(findings.filter((f) => f.message.includes('preroll'))).toEqual([]);
       // a reload after the window moved keeps the interstitial as it was
       h.origin.position += SEGMENT_SECONDS;
       expect((await playlist(a.videos[0]!)).text.split('\n').filter((l) => l.includes('CUE="PRE'))).toEqual(pre);
