@@ -8,26 +8,29 @@ import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.
 import { keys, type AvailRecord } from '../decide/avail-record.js';
 import type { DecisionScheduler } from '../decide/decision-scheduler.js';
 import { livePrerollOf, outsidePreroll, PREROLL_AVAIL_ID, PREROLL_JOIN_WINDOW_MS, prerollPlace } from '../decide/live-preroll.js';
+import type { SsaiError } from '../errors.js';
+import type { SsaiMetrics } from '../metrics.js';
 import type { Avail } from '../parse/cue-finder.js';
-import type { ContentShape } from '../stitch/content-shape.js';
+import { referenceVideo, type ContentShapes } from '../stitch/content-shape.js';
+import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 import type { HotSession } from './hot-sessions.js';
+import type { OriginFetcher } from './origin-fetcher.js';
+import { parsedMedia } from './parsed-media.js';
 
 export interface LivePrerollsDeps {
   store: SessionStore;
+  origin: OriginFetcher;
+  metrics: SsaiMetrics;
   decisions: Pick<DecisionScheduler, 'inWindow'>;
+  shapes: Pick<ContentShapes, 'shapeOf'>;
   now: () => number;
   sessionTtlMs: number;
+  /** how long a playlist waits for a decision (default: unbounded) */
+  decisionDeadlineMs?: number;
   /** a decision joins the session's cached list */
   keepDecided: (hot: HotSession, decided: AvailRecord) => Promise<void>;
 }
-
-/** What a stitched playlist's pre-roll is decided with: the creatives' shape, and the video's playlist for another track. */
-export type PrerollSource = {
-  shape: () => Promise<ContentShape | undefined>;
-  /** for an audio or subtitle playlist: the session's reference video playlist and its cue breaks */
-  video?: () => Promise<{ playlist: MediaPlaylist; avails: Avail[] } | undefined>;
-};
 
 /** Target durations a guided pre-roll's asset list may wait for its decision (the player waits at its start). */
 const GUIDED_DEADLINE_TARGETS = 2;
@@ -43,15 +46,24 @@ export class LivePrerolls {
    * decided first (the playlist waits for it, as for a break in the window); later, breaks beginning during the
    * pre-roll are left to their content.
    */
-  async stitched(config: AdinsertConfig, hot: HotSession, pl: MediaPlaylist, found: Avail[], target: number, how: PrerollSource): Promise<Avail[]> {
+  async stitched(config: AdinsertConfig, hot: HotSession, entry: VariantEntry, pl: MediaPlaylist, found: Avail[], target: number): Promise<Avail[]> {
     const preroll = livePrerollOf(config);
     if (!preroll || isVodPlaylist(pl)) return found;
     if (!hot.records.some((r) => r.id === PREROLL_AVAIL_ID) && this.due(hot)) {
       // placed by the video's window and cues (an audio or subtitle playlist asked first has no cues of its own)
-      const video = how.video ? await how.video() : { playlist: pl, avails: found };
-      if (video) await this.decide(hot, video.playlist, video.avails, target, preroll, how.shape);
+      const reference = referenceVideo(hot.session.variants);
+      const video = entry.kind === 'video' ? { playlist: pl, avails: found } : await this.videoPlaylist(hot);
+      if (video) await this.decide(hot, video.playlist, video.avails, target, preroll, reference === entry ? pl : undefined);
     }
     return this.outside(hot, found);
+  }
+
+  /** The session's reference video playlist and its cue breaks, as the origin gives them now (undefined: unreadable). */
+  private async videoPlaylist(hot: HotSession): Promise<{ playlist: MediaPlaylist; avails: Avail[] } | undefined> {
+    const ref = referenceVideo(hot.session.variants) ?? hot.session.variants.find((v) => v.kind === 'video');
+    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+    const parsed = fetched?.ok ? parsedMedia(fetched, this.deps.metrics) : undefined;
+    return parsed?.playlist ? { playlist: parsed.playlist, avails: parsed.avails } : undefined;
   }
 
   /** Cue breaks less those beginning during the session's pre-roll (only breaks announced after the viewer joined can). */
@@ -66,7 +78,7 @@ export class LivePrerolls {
   }
 
   private async decide(hot: HotSession, pl: MediaPlaylist, found: Avail[], target: number, preroll: { adServer: string; maxSeconds: number },
-    shape: () => Promise<ContentShape | undefined>): Promise<AvailRecord | undefined> {
+    videoPl: MediaPlaylist | undefined): Promise<AvailRecord | undefined> {
     if (this.deps.store.available === false) { this.passed.add(hot); return undefined; }
     const sid = hot.session.id;
     try {
@@ -76,7 +88,8 @@ export class LivePrerolls {
       const place = prerollPlace(pl, found, preroll.maxSeconds);
       if (!place) return undefined;
       if ('skip' in place) return await this.keep(hot, this.none(place.skip, target));
-      const s = await shape();
+      // the creatives take the content's shape, read as a break's decision reads it
+      const s = await this.deps.shapes.shapeOf(hot.session.variants, videoPl);
       const decided = await this.deps.decisions.inWindow({ session: hot.session, adServer: preroll.adServer, avail: place.avail, targetDuration: target, ...(s ? { shape: s } : {}) });
       await this.deps.keepDecided(hot, decided);
       return decided;
@@ -92,9 +105,14 @@ export class LivePrerolls {
    * start: hls.js plays a CUE="PRE" interstitial before the content), within two target durations; none for a VOD or
    * a configuration without one (`{"ASSETS":[]}`, not stored).
    */
-  async guided(config: AdinsertConfig, hot: HotSession, pl: MediaPlaylist | undefined, deadlineMs: number | undefined): Promise<AvailRecord> {
+  async guided(config: AdinsertConfig, hot: HotSession): Promise<AvailRecord | SsaiError> {
     const known = hot.records.find((r) => r.id === PREROLL_AVAIL_ID);
     if (known) return known;
+    // read from the stream's video playlist, live or not
+    const ref = referenceVideo(hot.session.variants) ?? hot.session.variants[0];
+    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
+    if (fetched && !fetched.ok) return fetched.error;
+    const pl = fetched ? parsedMedia(fetched, this.deps.metrics).playlist : undefined;
     const preroll = livePrerollOf(config);
     const target = pl?.targetDuration || 6;
     const last = pl?.segments[pl.segments.length - 1];
@@ -105,7 +123,7 @@ export class LivePrerolls {
       durationFromCue: true, open: false, kind: 'cue-out', slotDuration: target,
     };
     const decided = await this.deps.decisions.inWindow({ session: hot.session, adServer: preroll.adServer, avail, targetDuration: target },
-      Math.max(deadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000));
+      Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000));
     await this.deps.keepDecided(hot, decided);
     return hot.records.find((r) => r.id === PREROLL_AVAIL_ID) ?? decided;
   }

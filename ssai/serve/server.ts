@@ -142,12 +142,15 @@ export class SsaiServer {
           .then(([hot, stored]) => { if (hot) mergeRecords(hot, [stored ?? decided]); }, () => undefined);
       },
     });
-    this.prerolls = new LivePrerolls({ store: deps.store, decisions: this.decisions, now: deps.now, sessionTtlMs: deps.sessionTtlMs, keepDecided: (hot, decided) => this.keepDecided(hot, decided) });
     this.shapes = new ContentShapes({
       playlist: async (uri) => {
         const got = await deps.origin.fetch(uri);
         return got.ok ? parsedMedia(got, deps.metrics).playlist : undefined;
       },
+    });
+    this.prerolls = new LivePrerolls({
+      store: deps.store, origin: deps.origin, metrics: deps.metrics, decisions: this.decisions, shapes: this.shapes, now: deps.now, sessionTtlMs: deps.sessionTtlMs,
+      ...(deps.decisionDeadlineMs !== undefined ? { decisionDeadlineMs: deps.decisionDeadlineMs } : {}), keepDecided: (hot, decided) => this.keepDecided(hot, decided),
     });
     this.guided = new GuidedPlayback({
       origin: deps.origin, planner: deps.planner, store: deps.store, metrics: deps.metrics, logger: deps.logger, now: deps.now,
@@ -442,12 +445,7 @@ export class SsaiServer {
     // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
     let found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
     // A live pre-roll (issue 31) is decided at the session's first live playlist, before its breaks.
-    if (!vod && config.livePrerollAdServer) {
-      found = await this.prerolls.stitched(config, hot, pl, found, target, {
-        shape: () => this.shapes.shapeOf(session.variants, referenceVideo(session.variants) === entry ? pl : undefined),
-        ...(entry.kind === 'video' ? {} : { video: () => this.referenceVideoPlaylist(session) }),
-      });
-    }
+    if (!vod && config.livePrerollAdServer) found = await this.prerolls.stitched(config, hot, entry, pl, found, target);
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
     const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
     const running = await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
@@ -681,25 +679,8 @@ export class SsaiServer {
     if ('kind' in config) return fail(config);
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
-    const record = breakId === PREROLL_AVAIL_ID ? await this.prerollOfGuided(config, hot) : await this.guided.decision(config, hot, breakId);
+    const record = breakId === PREROLL_AVAIL_ID ? await this.prerolls.guided(config, hot) : await this.guided.decision(config, hot, breakId);
     return 'kind' in record ? fail(record) : AssetRoutes.assetList(`${this.deps.publicUrl?.() ?? ''}/v1/manifest/${guid}/${sid}`, record);
-  }
-
-  /** A guided session's live pre-roll (issue 31), read from the stream's video playlist (live or not). */
-  private async prerollOfGuided(config: AdinsertConfig, hot: HotSession): Promise<AvailRecord | SsaiError> {
-    const ref = referenceVideo(hot.session.variants) ?? hot.session.variants[0];
-    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
-    if (fetched && !fetched.ok) return fetched.error;
-    const pl = fetched ? parsedMedia(fetched, this.deps.metrics).playlist : undefined;
-    return this.prerolls.guided(config, hot, pl, this.deps.decisionDeadlineMs);
-  }
-
-  /** The session's reference video playlist and its cue breaks, as the origin gives them now (undefined: unreadable). */
-  private async referenceVideoPlaylist(session: SessionRecord): Promise<{ playlist: MediaPlaylist; avails: Avail[] } | undefined> {
-    const ref = referenceVideo(session.variants) ?? session.variants.find((v) => v.kind === 'video');
-    const fetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
-    const parsed = fetched?.ok ? parsedMedia(fetched, this.deps.metrics) : undefined;
-    return parsed?.playlist ? { playlist: parsed.playlist, avails: parsed.avails } : undefined;
   }
 
   /** No store, no decision every proxy would agree on (issue 27): the break plays its content, kept so. */
