@@ -17,6 +17,7 @@ import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
 import { VmapBreaks, type VmapBreaksDeps } from './vmap-breaks.js';
 import type { DebugDecisions } from './debug-decisions.js';
 import { bracketed, bumperRoom, Bumpers, bumperSeconds } from './bumpers.js';
+import { isPreroll, PREROLL_TOLERANCE_SECONDS } from './live-preroll.js';
 
 export interface AdPlannerDeps extends CreativeCacheDeps, SlateFillDeps, VmapBreaksDeps {
   decision: AdDecisionClient;
@@ -175,7 +176,8 @@ export class AdPlanner {
 
   private async decide(session: SessionRecord, adServerUrl: string, avail: Avail, index: number, targetDuration: number, shape?: ContentShape, policies?: BreakPolicies): Promise<AvailRecord> {
     const { metrics } = this.deps;
-    const vmap = avail.id.startsWith(VMAP_AVAIL_PREFIX);
+    // a live pre-roll (issue 31) lasts as long as its ads, up to its maximum: judged as a VMAP break is (no threshold)
+    const vmap = avail.id.startsWith(VMAP_AVAIL_PREFIX) || isPreroll(avail.id);
     const insert = avail.insert === true;
     // An insertion lasts as long as its ads: they are asked for and picked up to MAX_INSERT_SECONDS.
     const duration = insert ? MAX_INSERT_SECONDS
@@ -250,7 +252,7 @@ export class AdPlanner {
     ready.sort((a, b) => result.ads.indexOf(a.ad) - result.ads.indexOf(b.ad));
     const bumpers = await bumping;
     // The ads fit the break less its bumpers; an insertion grows by them instead.
-    const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), bumperRoom(duration, insert, bumpers));
+    const picked = pickAdsForAvail(ready.map((r) => ({ ...r, duration: r.plan.duration })), bumperRoom(duration, insert, bumpers), isPreroll(avail.id) ? PREROLL_TOLERANCE_SECONDS : undefined);
     for (const r of ready) if (!picked.ads.some((p) => p.ad === r.ad)) record.skipped.push({ adId: r.ad.adId, reason: 'does not fit the avail' });
     // (the bumpers play only around ads: a break without ads has none)
     const adSeconds = picked.ads.reduce((t, p) => t + p.plan.duration, 0) + (picked.ads.length ? bumperSeconds(bumpers) : 0);

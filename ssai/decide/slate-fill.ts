@@ -9,6 +9,7 @@ import type { CreativePlan } from '../stitch/creative-plan.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { SsaiMetrics } from '../metrics.js';
 import { VMAP_AVAIL_PREFIX } from './vmap-avails.js';
+import { isPreroll } from './live-preroll.js';
 
 /** The encoder's prepareSlate: a still image held for `durationSec` with silence, as renditions of the ladder. */
 export type PrepareSlateFn = (imageUrl: string, ladder: TargetLadder, durationSec: number) => Promise<VodResult<PreparedCreative>>;
@@ -40,8 +41,9 @@ export class SlateFill {
     let total = adSeconds;
     // Only a break of known length is filled: an open break without a planned duration may end at any time.
     const gap = Math.round((record.duration - adSeconds) * 1000) / 1000;
-    // (A VMAP avail's duration is only the room up to the next break: no slate either.)
-    const known = !avail.id.startsWith(VMAP_AVAIL_PREFIX) && (avail.durationFromCue || !avail.open);
+    // (A VMAP avail's duration is only the room up to the next break: no slate either; nor after a live pre-roll,
+    // which returns to the content when its ads end.)
+    const known = !avail.id.startsWith(VMAP_AVAIL_PREFIX) && !isPreroll(avail.id) && (avail.durationFromCue || !avail.open);
     if (known && gap >= Math.min(1, slot / 2)) {
       const got = await this.slate(session, targetDuration, gap, shape, waitMs);
       if (typeof got === 'string') {

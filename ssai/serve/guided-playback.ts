@@ -17,6 +17,8 @@ import { stitchMediaPlaylist, type VariantEntry } from '../stitch/manifest-rewri
 import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import type { SessionStore } from '../store/session-store.js';
 import { relativeAssetListUri } from './asset-routes.js';
+import { PREROLL_AVAIL_ID } from '../decide/live-preroll.js';
+import { prerollInterstitial, prerollStartMs, withPrerollInterstitial } from '../stitch/preroll-interstitial.js';
 import { breakPolicies, suppresses, type BreakGate } from './break-gate.js';
 import { mergeRecords, type HotSession, type HotSessions } from './hot-sessions.js';
 import { playlist, type Reply } from './http-reply.js';
@@ -64,15 +66,19 @@ export class GuidedPlayback {
    * viewer's asset list (a relative URL: the text names no viewer). Rendered once per origin fetch and track kind,
    * whatever the audience; a CDN may hold a live one for half a target duration.
    */
-  playlist(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean, policy: PlaylistPolicy): Reply {
+  playlist(fetched: OriginOk, parsed: { playlist: MediaPlaylist; avails: Avail[] }, entry: VariantEntry, session: SessionRecord, vod: boolean, policy: PlaylistPolicy, preroll = false): Reply {
     const pl = parsed.playlist;
     const target = pl.targetDuration || 6;
-    const text = derive(fetched, `guided ${entry.kind} ${policy.key}`, () => {
+    const text = derive(fetched, `guided ${entry.kind} ${policy.key}${preroll ? ' preroll' : ''}`, () => {
       const passThrough = this.passThrough(fetched, pl, entry, session, policy);
       // the interstitials ride on the video playlists, whose dates players schedule them by
       if (entry.kind !== 'video') return passThrough;
       const { firstSegmentMs, breaks } = this.breaks(fetched, parsed.playlist, parsed.avails, session, vod);
-      return guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
+      const text = guidedMediaPlaylist(passThrough, pl, breaks, { assetListUri: relativeAssetListUri, ...(firstSegmentMs !== undefined ? { firstSegmentMs } : {}) });
+      // a live pre-roll (issue 31): one interstitial every viewer's player plays at its start, from its own asset list
+      const first = segmentDates(pl, firstSegmentMs)[0];
+      return preroll && first !== undefined
+        ? withPrerollInterstitial(text, prerollInterstitial(PREROLL_AVAIL_ID, prerollStartMs(first), relativeAssetListUri(PREROLL_AVAIL_ID))) : text;
     });
     const reply = playlist(text, !vod);
     if (!vod) reply.headers = { 'cache-control': `public, max-age=${Math.max(1, Math.floor(target / 2))}` };

@@ -33,6 +33,8 @@ import type { DebugLog } from '../store/debug-log.js';
 import { debugFlag, debugLogReply, originEntry, type Authenticate } from './debug-route.js';
 import { BreakGate, breakPolicies, suppresses } from './break-gate.js';
 import { DashPlayback, isMpdPath } from './dash-playback.js';
+import { LivePrerolls } from './live-prerolls.js';
+import { livePrerollOf, PREROLL_AVAIL_ID } from '../decide/live-preroll.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
@@ -110,6 +112,8 @@ export class SsaiServer {
   private readonly decisions: DecisionScheduler;
   /** avail suppression before a decision (issue 31) */
   private readonly gate: BreakGate;
+  /** live pre-rolls (issue 31) */
+  private readonly prerolls: LivePrerolls;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
   /** what the proxy does without its store (issue 27) */
   private readonly fallbacks: StoreFallbacks;
@@ -146,6 +150,10 @@ export class SsaiServer {
         const got = await deps.origin.fetch(uri);
         return got.ok ? parsedMedia(got, deps.metrics).playlist : undefined;
       },
+    });
+    this.prerolls = new LivePrerolls({
+      store: deps.store, origin: deps.origin, metrics: deps.metrics, decisions: this.decisions, shapes: this.shapes, now: deps.now, sessionTtlMs: deps.sessionTtlMs,
+      ...(deps.decisionDeadlineMs !== undefined ? { decisionDeadlineMs: deps.decisionDeadlineMs } : {}), keepDecided: (hot, decided) => this.keepDecided(hot, decided),
     });
     this.guided = new GuidedPlayback({
       origin: deps.origin, planner: deps.planner, store: deps.store, metrics: deps.metrics, logger: deps.logger, now: deps.now,
@@ -436,7 +444,7 @@ export class SsaiServer {
       if (!vod && entry.kind === 'video') this.guided.prefetch(fetched, parsed, hot, config);
       // a VOD without cues takes its breaks from the session's VMAP: its playlist is the session's own
       if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer, policy) };
-      return { reply: this.guided.playlist(fetched, parsed, entry, session, vod, policy) };
+      return { reply: this.guided.playlist(fetched, parsed, entry, session, vod, policy, !vod && livePrerollOf(config) !== undefined) };
     }
     // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
     const renditionReportUri = (abs: string): string | undefined => {
@@ -451,7 +459,9 @@ export class SsaiServer {
     const target = pl.targetDuration || 6;
     // A VOD origin without cues takes its avails from the ad server's VMAP, asked once per session.
     // (the store away: the VOD's breaks already decided are stitched; new ones wait for it)
-    const found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
+    let found = parsed.avails.length || !vod ? parsed.avails : await this.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, pl), [], 'read');
+    // A live pre-roll (issue 31) is decided at the session's first live playlist, before its breaks.
+    if (!vod && config.livePrerollAdServer) found = await this.prerolls.stitched(config, hot, entry, pl, found, target);
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
     const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
     const running = await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
@@ -461,7 +471,7 @@ export class SsaiServer {
       const ref = session.variants.find((v) => v.kind === 'video');
       const refFetched = ref ? await this.deps.origin.fetch(ref.uri) : undefined;
       const refParsed = refFetched?.ok ? parsedMedia(refFetched, this.deps.metrics) : undefined;
-      if (refParsed?.playlist) running.push(...await this.decideNew(hot, config, refParsed.avails, refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist, mayCut));
+      if (refParsed?.playlist) running.push(...await this.decideNew(hot, config, this.prerolls.outside(hot, refParsed.avails), refParsed.playlist.targetDuration || target, refParsed.playlist, refParsed.playlist, mayCut));
     }
     let cutAt: number | undefined;
     if (running.length) {
@@ -685,7 +695,7 @@ export class SsaiServer {
     if ('kind' in config) return fail(config);
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
-    const record = await this.guided.decision(config, hot, breakId);
+    const record = breakId === PREROLL_AVAIL_ID ? await this.prerolls.guided(config, hot) : await this.guided.decision(config, hot, breakId);
     return 'kind' in record ? fail(record) : AssetRoutes.assetList(`${this.deps.publicUrl?.() ?? ''}/v1/manifest/${guid}/${sid}`, record);
   }
 

@@ -21,6 +21,7 @@ import { adIdOf, trackingOf } from '../../ssai/decide/packed-tracking.js';
 import { createSessionStore, type SessionStore } from '../../ssai/store/session-store.js';
 import { localSlatePreparer, slateImageFrom } from '../../ssai/decide/slate.js';
 import type { AdDecisionClient, AdDecisionResult } from '../../ssai/decide/vast-decision.js';
+import { PREROLL_AVAIL_ID, prerollPlace } from '../../ssai/decide/live-preroll.js';
 import type { LinearAd } from '../../ssai/parse/linear-ad.js';
 import type { PreparedCreative } from '../../vod-encoder/prepare-creative.js';
 
@@ -143,6 +144,21 @@ describe('slate fills the rest of an avail', () => {
     expect(adIdOf(record, 0)).toBe(SLATE_AD_ID);
     expect(record.ads[0]!.duration).toBeCloseTo(10, 2);
     expect(record.endSegmentIndex).toBe(9);
+  }, 90_000);
+
+  it('plays no slate after a live pre-roll, nor for a failed one: the content resumes when its ads end (issue 31)', async () => {
+    const prepareSlate = localSlatePreparer({ cacheDir: path.join(mediaDir, 'creatives'), preset: 'ultrafast' });
+    const live = scanMediaPlaylist(contentPlaylist().replace('#EXT-X-PLAYLIST-TYPE:VOD\n', '').replace('#EXT-X-ENDLIST\n', '')).playlist!;
+    const place = prerollPlace({ ...live, segments: live.segments.slice(0, 4) }, [], 10);
+    expect(place).toMatchObject({ avail: { id: PREROLL_AVAIL_ID, startSegmentIndex: 1, duration: 10 } });
+    const preroll = (place as { avail: Avail }).avail;
+    const filled = await planner({ slate: image, prepareSlate }).recordFor(session, 'http://ads.test/pre', preroll, SLOT);
+    expect(filled.ads.map((_, i) => adIdOf(filled, i))).toEqual(['ad-1']);
+    expect(filled.endSegmentIndex).toBe(1 + 3);
+    const failed = await planner({ slate: image, prepareSlate, decision: { ok: false, error: { reason: 'timeout', message: 'slow' } } })
+      .recordFor(session, 'http://ads.test/pre', preroll, SLOT);
+    expect(failed.ads).toEqual([]);
+    expect(failed.endSegmentIndex).toBe(failed.startSegmentIndex);
   }, 90_000);
 
   it('keeps today\'s behaviour without a slate_ad: the content resumes when the ads end', async () => {
