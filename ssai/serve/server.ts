@@ -1,39 +1,39 @@
 // The SSAI proxy's hot path (issue 5 "Playback"): plain node:http, no framework. Moves manifests only: content
-// segments stay on the origin, ad segments on the media store behind a beacon-firing redirect.
-import { randomUUID } from 'node:crypto';
+// segments stay on the origin, ad segments on the media store behind a beacon-firing redirect. Here: the routes, the
+// stitched media playlist and the decisions of breaks in its window; a session's start is session-start.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AdinsertCache, AdinsertConfig } from '../../kernel/seams/adinserts.js';
-import { keys, type AvailRecord, type ContentRung, type SessionRecord } from '../decide/avail-record.js';
+import { keys, type AvailRecord } from '../decide/avail-record.js';
 import type { AdPlanner } from '../decide/ad-planner.js';
 import { anchorKey, placeAvail } from './avail-placement.js';
 import type { BeaconSender } from './beacons.js';
 import { ContentShapes, referenceVideo, type ContentShape } from '../stitch/content-shape.js';
-import { findAvails, type Avail } from '../parse/cue-finder.js';
+import type { Avail } from '../parse/cue-finder.js';
 import { DecisionScheduler, type DecisionTask } from '../decide/decision-scheduler.js';
 import { ssaiError, type SsaiError } from '../errors.js';
-import { HotSessions, mergeRecords, type HotSession, type Layout } from './hot-sessions.js';
-import { clientOf, fail, json, playlist, readBody, writeReply, type Client, type Reply } from './http-reply.js';
+import { HotSessions, mergeRecords, type HotSession } from './hot-sessions.js';
+import { clientOf, fail, json, playlist, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
-import { adIdAttributes, rewriteMultivariant, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import { adIdAttributes, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
-import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
-import { isVodPlaylist, scanMediaPlaylist, scanMultivariantPlaylist, type MediaPlaylist, type MultivariantPlaylist } from '../../media/playlist-scanner.js';
+import type { OriginFetcher } from './origin-fetcher.js';
+import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { SegmentRoutes, type SegmentPath } from './segment-route.js';
 import { AssetRoutes } from './asset-routes.js';
 import { GuidedPlayback } from './guided-playback.js';
 import { parsedMedia } from './parsed-media.js';
-import type { InsertionMode } from '../../kernel/seams/adinserts.js';
-import { isSessionStoreUnavailable, SessionStoreUnavailableError, type SessionStore } from '../store/session-store.js';
-import { originMultivariant, StoreFallbacks } from './store-outage.js';
+import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
+import { StoreFallbacks } from './store-outage.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
-import { longGone, MIN_SEGMENTS_BEFORE_CUT, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
-import { deliveryDirectives, originUrlOf, playbackPathIsClean, segmentExtension, splitQuery } from './playback-path.js';
+import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
+import { deliveryDirectives, playbackPathIsClean, segmentExtension } from './playback-path.js';
 import type { DebugLog } from '../store/debug-log.js';
-import { debugFlag, debugLogReply, originEntry, type Authenticate } from './debug-route.js';
+import { debugLogReply, originEntry, type Authenticate } from './debug-route.js';
 import { BreakGate, breakPolicies, suppresses } from './break-gate.js';
 import { DashPlayback, isMpdPath } from './dash-playback.js';
 import { LivePrerolls } from './live-prerolls.js';
+import { SessionStart } from './session-start.js';
 import { livePrerollOf, PREROLL_AVAIL_ID } from '../decide/live-preroll.js';
 
 export interface SsaiServerDeps {
@@ -60,7 +60,6 @@ export interface SsaiServerDeps {
 
 const EMPTY_VTT = 'WEBVTT\n\n';
 const EMPTY_VTT_PATH = '/v1/static/empty.vtt';
-const SESSION_BODY_LIMIT = 64 * 1024;
 
 /** The answer to a failure of our own: logged with its cause, never shown to the player. */
 const INTERNAL_ERROR: Reply = json(500, { status: false, code: 'INTERNAL', description: 'Internal error' });
@@ -90,16 +89,6 @@ function render(parts: string[], sid: string, adAttributes: string[]): string {
 const MAX_SHARED_STITCHES = 512;
 type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: StitchTail };
 
-function rungsOf(scanned: MultivariantPlaylist | undefined): ContentRung[] {
-  if (!scanned) return [];
-  return scanned.variants.map((v) => {
-    const [w, h] = (v.resolution ?? '').split('x').map((x) => Number.parseInt(x, 10));
-    const fr = Number.parseFloat(v.attrs['FRAME-RATE'] ?? '');
-    return { width: w || 0, height: h || 0, bandwidth: v.bandwidth, ...(Number.isFinite(fr) ? { frameRate: fr } : {}),
-      ...(v.attrs.CODECS ? { codecs: v.attrs.CODECS } : {}) };
-  });
-}
-
 export class SsaiServer {
   private readonly sessions: HotSessions;
   private readonly ads: SegmentRoutes;
@@ -108,6 +97,8 @@ export class SsaiServer {
   private readonly guided: GuidedPlayback;
   /** DASH sessions and their MPDs (issue 33) */
   private readonly dash: DashPlayback;
+  /** sessions' start: the master playlist and the session POST */
+  private readonly start: SessionStart;
   private readonly shapes: ContentShapes;
   private readonly decisions: DecisionScheduler;
   /** avail suppression before a decision (issue 31) */
@@ -165,6 +156,10 @@ export class SsaiServer {
       origin: deps.origin, planner: deps.planner, decisions: this.decisions, sessions: this.sessions, store: deps.store, fallbacks: this.fallbacks,
       logger: deps.logger, metrics: deps.metrics, now: deps.now, config: (g) => this.config(g), policyOf: (c) => this.policyOf(c), emptyTextUri: EMPTY_VTT_PATH,
     });
+    this.start = new SessionStart({
+      lookup: deps.lookup, origin: deps.origin, sessions: this.sessions, fallbacks: this.fallbacks, planner: deps.planner,
+      metrics: deps.metrics, now: deps.now, dash: this.dash, ...(deps.debugLog ? { debugLog: deps.debugLog } : {}),
+    });
   }
 
   /** The part's rawHandler: takes only /v1/ paths. */
@@ -197,10 +192,10 @@ export class SsaiServer {
       else if ((kind === 'dash' || (kind === 'master' && isMpdPath(segments.slice(4).join('/')))) && (req.method === 'GET' || req.method === 'HEAD')) {
         reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query);
       } else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
-        reply = await this.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
+        reply = await this.start.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
       } else if (kind === 'session' && req.method === 'POST') {
         metricKind = 'session';
-        reply = await this.session(req, segments[3] ?? '', segments.slice(4).join('/'), query);
+        reply = await this.start.session(req, segments[3] ?? '', segments.slice(4).join('/'), query);
       } else if (kind === 'manifest' && req.method !== 'POST' && segments[5] === 'assets') {
         metricKind = 'assets';
         reply = await this.assets(segments, segments[3] ?? '', segments[4] ?? '');
@@ -257,124 +252,9 @@ export class SsaiServer {
     return m;
   }
 
-  private async config(guid: string): Promise<AdinsertConfig | SsaiError> {
-    if (!guid) return ssaiError('BAD_PLAYBACK_PATH');
-    let config: AdinsertConfig | undefined;
-    try {
-      config = await this.deps.lookup.get(guid);
-    } catch (e) {
-      // PostgreSQL away and this configuration never read here (a known one is served from the cache, issue 27)
-      if (isDatabaseUnavailable(e)) return ssaiError('DATABASE_UNAVAILABLE');
-      throw e;
-    }
-    return config ?? ssaiError('ADINSERT_NOT_FOUND', `No ad-insertion configuration ${guid}`);
-  }
-
-  /** GET /v1/master/{guid}/{path}: a (new or given) session and the multivariant playlist pointing at our media routes. */
-  private async master(guid: string, rest: string, query: string, client: Client): Promise<Reply> {
-    const made = await this.startSession(guid, rest, query, client);
-    if ('kind' in made) return fail(made);
-    return made.reply;
-  }
-
-  private async startSession(guid: string, rest: string, query: string, client: Client, forced?: { id: string; playerParams: Record<string, string>; mode?: string }):
-    Promise<SsaiError | { reply: Reply; session: SessionRecord }> {
-    const config = await this.config(guid);
-    if ('kind' in config) return config;
-    if (!rest) return ssaiError('BAD_PLAYBACK_PATH', 'the playback path names no playlist after the configuration guid');
-    const split = splitQuery(query);
-    const origin = originUrlOf(config.sourceUrl, rest, split.rest);
-    const debug = debugFlag((forced?.playerParams ?? split.playerParams).debug);
-    if (typeof debug !== 'boolean') return debug;
-    const asked = debug ? performance.now() : 0;
-    const fetched = await this.deps.origin.fetch(origin);
-    if (!fetched.ok) return fetched.error;
-    const sid = forced?.id ?? split.sessionId ?? randomUUID();
-    let existing: SessionRecord | undefined;
-    let storeAway = false;
-    try {
-      existing = split.sessionId && !forced ? (await this.sessions.get(sid))?.session : undefined;
-    } catch (e) {
-      if (!isSessionStoreUnavailable(e)) throw e;
-      storeAway = true;
-    }
-    const { mode: askedMode, debug: _debug, ...askedParams } = forced?.playerParams ?? split.playerParams;
-    const mode = insertionModeOf(config, forced?.mode ?? askedMode);
-    if (typeof mode !== 'string') return mode;
-    const playerParams = existing?.playerParams ?? askedParams;
-    const base = `/v1/manifest/${guid}/${sid}`;
-    const multivariant = derive(fetched, 'multivariant', scanMultivariantPlaylist);
-    let text: string;
-    let variants: VariantEntry[];
-    if (multivariant.playlist && multivariant.playlist.variants.length) {
-      const rewritten = rewriteMultivariant(fetched.text, { originUrl: origin, makeVariantUri: (n) => `${base}/${n}.m3u8` });
-      if (rewritten.error) return ssaiError('ORIGIN_NOT_HLS', rewritten.error.message);
-      text = rewritten.text;
-      variants = rewritten.entries;
-    } else {
-      // A media playlist given as the entry point: the session has that one track.
-      const media = parsedMedia(fetched, this.deps.metrics);
-      if (!media.playlist) return ssaiError('ORIGIN_NOT_HLS', media.error);
-      variants = [{ n: 0, kind: 'video', uri: origin }];
-      text = `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n${base}/0.m3u8\n`;
-    }
-    if (existing) return { reply: playlist(text, true), session: existing };
-    const layout: Layout = { variants, rungs: derive(fetched, 'rungs', () => rungsOf(multivariant.playlist)) };
-    const session: SessionRecord = { id: sid, guid, origin, variants, rungs: layout.rungs, playerParams, ...(mode === 'guided' ? { mode } : {}), ...(debug && this.deps.debugLog ? { debug: true as const } : {}), ...client, createdAt: this.deps.now() };
-    try {
-      if (storeAway) throw new SessionStoreUnavailableError('the session could not be read');
-      await this.sessions.save(session, layout);
-    } catch (e) {
-      if (!isSessionStoreUnavailable(e)) throw e;
-      // No store, no session another proxy could read (issue 27): this viewer plays the origin itself, its content
-      // and numbering, until it asks for a master playlist again.
-      this.fallbacks.count('session');
-      const direct = originMultivariant(fetched.text, origin, multivariant.playlist?.variants.length ? undefined : parsedMedia(fetched).playlist);
-      if (direct === undefined) return ssaiError('ORIGIN_NOT_HLS');
-      return { reply: playlist(direct, true), session };
-    }
-    this.deps.planner.expectDecisions();
-    if (session.debug) {
-      this.deps.debugLog?.write(session, { kind: 'session', mode: mode === 'guided' ? 'guided' : 'stitched', origin, playerParams });
-      this.deps.debugLog?.write(session, originEntry(origin, fetched, performance.now() - asked));
-    }
-    return { reply: playlist(text, true), session };
-  }
-
-  /** POST /v1/session/{guid}/{path} → {manifestUrl, trackingUrl}. */
-  private async session(req: IncomingMessage, guid: string, rest: string, query: string): Promise<Reply> {
-    const body = await readBody(req, SESSION_BODY_LIMIT);
-    if (body === undefined) return fail(ssaiError('SESSION_BODY_TOO_LARGE'));
-    const split = splitQuery(query);
-    let params: Record<string, string> = split.playerParams;
-    let bodyMode: string | undefined;
-    if (body.trim()) {
-      try {
-        const parsed = JSON.parse(body) as { adsParams?: Record<string, unknown>; playerParams?: Record<string, unknown>; insertionMode?: unknown; debug?: unknown };
-        if (parsed.insertionMode !== undefined) bodyMode = String(parsed.insertionMode);
-        params = { ...params };
-        for (const [k, v] of Object.entries(parsed.adsParams ?? parsed.playerParams ?? {})) params[k] = String(v);
-        // the body's debug (issue 31) is read as ads.debug is
-        if (parsed.debug !== undefined) params.debug = typeof parsed.debug === 'object' ? JSON.stringify(parsed.debug) : String(parsed.debug);
-      } catch {
-        return fail(ssaiError('BAD_PLAYBACK_PATH', 'The session body is not valid JSON'));
-      }
-    }
-    const id = randomUUID();
-    const restQuery = split.rest;
-    if (isMpdPath(rest)) {
-      const config = await this.config(guid);
-      if ('kind' in config) return fail(config);
-      const started = await this.dash.start(config, rest, restQuery, { id, playerParams: params });
-      if ('kind' in started) return fail(started);
-      return json(200, { manifestUrl: `/v1/dash/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`, trackingUrl: `/v1/tracking/${guid}/${id}` });
-    }
-    const made = await this.startSession(guid, rest, restQuery, clientOf(req), { id, playerParams: params, ...(bodyMode !== undefined ? { mode: bodyMode } : {}) });
-    if ('kind' in made) return fail(made);
-    return json(200, {
-      manifestUrl: `/v1/master/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`,
-      trackingUrl: `/v1/tracking/${guid}/${id}`,
-    });
+  /** The configuration a route names (cached; see SessionStart.config). */
+  private config(guid: string): Promise<AdinsertConfig | SsaiError> {
+    return this.start.config(guid);
   }
 
   /**
@@ -721,12 +601,3 @@ export class SsaiServer {
 
 /** A decision of a break in the window under way. */
 type Running = { avail: Avail; done: Promise<void> };
-
-
-/** A session's insertion mode: the one it asks for (`ads.mode`, the session body's insertionMode) where allowed. */
-function insertionModeOf(config: AdinsertConfig, asked: string | undefined): InsertionMode | SsaiError {
-  if (asked === undefined || asked === '') return config.insertionMode;
-  if (asked !== 'stitched' && asked !== 'guided') return ssaiError('BAD_INSERTION_MODE', `ads.mode (or insertionMode) must be stitched or guided, not ${JSON.stringify(asked.slice(0, 40))}`);
-  if (asked !== config.insertionMode && !config.insertionModeOverride) return ssaiError('INSERTION_MODE_FORBIDDEN');
-  return asked;
-}
