@@ -20,6 +20,8 @@ export function outcomeOf(record: AvailRecord): { outcome: DebugDecisionOutcome;
   const short = !record.insert && adSeconds < record.duration - FILL_TOLERANCE_SECONDS;
   const outcome: DebugDecisionOutcome = ads.length ? (slate || short ? 'partly-filled' : 'filled') : slate ? 'slate' : 'content';
   if (outcome === 'filled') return { outcome };
+  // an ad-operations policy (issue 31): the break plays its content by choice
+  if (record.unpersonalised) return { outcome, reason: record.unpersonalised === 'suppression' ? 'suppressed' : 'threshold' };
   if (record.error) {
     const token = record.error.slice(0, Math.max(0, record.error.indexOf(':')));
     if (OWN_REASONS.has(token)) return { outcome, reason: token as DebugDecisionReason };

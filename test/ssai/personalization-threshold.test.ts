@@ -115,6 +115,10 @@ describe('personalization threshold', () => {
     expect(segmentUris(again.text).some((u) => u.startsWith('/v1/segment/'))).toBe(false);
     const metrics = await h.get('/metrics');
     expect(metrics.text).toMatch(/ssai_breaks_unpersonalised_total\{reason="threshold"\} [1-9]/);
+    // a debug session says why its break played the content (issue 31 item 8)
+    const debug = await videoPlaylist(guid, '?ads.debug=1');
+    const log = JSON.parse((await h.get(`/v1/debug/${guid}/${debug.url.split('/')[4]}`, { headers: h.auth })).text) as { entries: Array<{ kind: string; outcome?: string; reason?: string }> };
+    expect(log.entries.filter((e) => e.kind === 'decision').map((e) => [e.outcome, e.reason])).toEqual([['content', 'threshold']]);
   }, 180_000);
 
   it('shows the ads and then the slate for the rest under a 45 s threshold (stitched)', async () => {

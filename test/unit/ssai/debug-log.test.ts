@@ -60,6 +60,9 @@ describe('debug log', () => {
     expect(outcomeOf(record({ ads: [ad(10, true)], error: 'timeout: no answer in time' }))).toEqual({ outcome: 'slate', reason: 'ad-server-error' });
     // the policies of issue 31 name their reason the same way
     expect(outcomeOf(record({ error: 'suppressed: behind the live edge' }))).toEqual({ outcome: 'content', reason: 'suppressed' });
+    // as the planner marks them: a suppressed break, a break the threshold left unpersonalised (its ads skipped)
+    expect(outcomeOf(record({ unpersonalised: 'suppression' }))).toEqual({ outcome: 'content', reason: 'suppressed' });
+    expect(outcomeOf(record({ unpersonalised: 'threshold', skipped: [{ adId: 'x', reason: 'the break is not personalised' }] }))).toEqual({ outcome: 'content', reason: 'threshold' });
     // a VOD insertion lasts as long as its ads
     expect(outcomeOf(record({ insert: true, duration: 6, ads: [ad(6)] }))).toEqual({ outcome: 'filled' });
   });
