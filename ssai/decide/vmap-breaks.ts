@@ -42,7 +42,10 @@ export class VmapBreaks {
       let pending = this.vmapFetches.get(key);
       if (!pending) {
         pending = (async () => {
-          const got = await fetchVmapBreaks(adServerUrl, { sessionId: session.id, availIndex: 0, availDuration: 0, playerParams: session.playerParams });
+          const got = await fetchVmapBreaks(adServerUrl, {
+            sessionId: session.id, availIndex: 0, availDuration: 0, playerParams: session.playerParams,
+            ...(session.userAgent !== undefined ? { userAgent: session.userAgent } : {}), ...(session.clientIp !== undefined ? { clientIp: session.clientIp } : {}),
+          });
           if (!got.ok && got.reason === 'error') {
             this.deps.metrics.adServerErrors.inc({ reason: 'http' });
             this.deps.logger.info({ session: session.id, reason: got.message }, 'VMAP request failed; the VOD plays its cues only');

@@ -21,7 +21,7 @@ import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
 import { trackFor } from './avail-placement.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
-import { fail, type Reply } from './http-reply.js';
+import { fail, type Client, type Reply } from './http-reply.js';
 import { derive, type OriginFetcher } from './origin-fetcher.js';
 import { originUrlOf, splitQuery } from './playback-path.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
@@ -113,16 +113,16 @@ export class DashPlayback {
   constructor(private readonly deps: DashPlaybackDeps) {}
 
   /** GET /v1/dash/{guid}/{path}.mpd: the session's MPD with its breaks decided and stitched. */
-  async mpd(guid: string, rest: string, query: string): Promise<Reply> {
+  async mpd(guid: string, rest: string, query: string, client: Client): Promise<Reply> {
     const config = await this.deps.config(guid);
     if ('kind' in config) return fail(config);
-    const started = await this.start(config, rest, query);
+    const started = await this.start(config, rest, query, client);
     if ('kind' in started) return fail(started);
     return this.stitched(config, started);
   }
 
   /** Makes (or finds, by `sessionId`) the session of an MPD; `forced` is the session route's own id and parameters. */
-  async start(config: AdinsertConfig, rest: string, query: string, forced?: { id: string; playerParams: Record<string, string> }): Promise<Started | SsaiError> {
+  async start(config: AdinsertConfig, rest: string, query: string, client: Client, forced?: { id: string; playerParams: Record<string, string> }): Promise<Started | SsaiError> {
     if (!rest) return ssaiError('BAD_PLAYBACK_PATH', 'the playback path names no MPD after the configuration guid');
     const split = splitQuery(query);
     const origin = originUrlOf(config.sourceUrl, rest, split.rest);
@@ -144,7 +144,8 @@ export class DashPlayback {
     const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
     const variants = variantsOf(origin, read.value);
     const layout = { variants, rungs: derive(fetched, 'mpd-rungs', () => rungsOf(read.value)) };
-    const session: SessionRecord = { id: sid, guid: config.guid, origin, variants, rungs: layout.rungs, playerParams, createdAt: this.deps.now() };
+    // the viewer's user agent and address, for the ad server URL's [session.user_agent] and [session.client_ip]
+    const session: SessionRecord = { id: sid, guid: config.guid, origin, variants, rungs: layout.rungs, playerParams, ...client, createdAt: this.deps.now() };
     if (!storeAway) {
       try {
         await this.deps.sessions.save(session, layout);

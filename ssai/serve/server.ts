@@ -190,7 +190,7 @@ export class SsaiServer {
       if (req.method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
       else if (!playbackPathIsClean(segments)) reply = fail(ssaiError('BAD_PLAYBACK_PATH', 'a path segment is . or .., holds an encoded slash or a control character, or is not valid percent-encoding'));
       else if ((kind === 'dash' || (kind === 'master' && isMpdPath(segments.slice(4).join('/')))) && (req.method === 'GET' || req.method === 'HEAD')) {
-        reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query);
+        reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
       } else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
         reply = await this.start.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
       } else if (kind === 'session' && req.method === 'POST') {

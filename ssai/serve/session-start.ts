@@ -148,7 +148,7 @@ export class SessionStart {
     if (isMpdPath(rest)) {
       const config = await this.config(guid);
       if ('kind' in config) return fail(config);
-      const started = await this.deps.dash.start(config, rest, restQuery, { id, playerParams: params });
+      const started = await this.deps.dash.start(config, rest, restQuery, clientOf(req), { id, playerParams: params });
       if ('kind' in started) return fail(started);
       return json(200, { manifestUrl: `/v1/dash/${guid}/${rest}?${restQuery ? `${restQuery}&` : ''}sessionId=${id}`, trackingUrl: `/v1/tracking/${guid}/${id}` });
     }

@@ -160,6 +160,17 @@ describe('DASH VOD with VMAP breaks through the proxy', () => {
     expect(viaMaster.text).toContain('<Period id="vmap-preroll-0"');
   });
 
+  it('fills the viewer\'s user agent and address into the ad server URL, as for HLS', async () => {
+    const tagged = await h.configure('/vmap?ua=[session.user_agent]&ip=[session.client_ip]&k=[player_params.k]', { type: 'broker', source: `${origin.url}/` });
+    const before = h.vast.requests.length;
+    const res = await h.get(`/v1/dash/${tagged}/${DASH_MPD_PATH}?ads.k=v1`, { headers: { 'user-agent': 'dash-viewer/1.0' } });
+    expect(res.status).toBe(200);
+    const asked = h.vast.requests.slice(before).find((r) => r.path === '/vmap')!;
+    expect(asked.query.get('ua')).toBe('dash-viewer/1.0');
+    expect(asked.query.get('ip')).toBe('127.0.0.1');
+    expect(asked.query.get('k')).toBe('v1');
+  });
+
   it('answers a coded 502 for a live (dynamic) MPD and for an origin that is not an MPD', async () => {
     origin.overrides.set('/vod/live.mpd', '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic"><Period id="0"/></MPD>');
     origin.overrides.set('/vod/hls.mpd', '#EXTM3U\n#EXT-X-ENDLIST\n');
