@@ -212,3 +212,52 @@ describe('decision scheduler', () => {
     s.close();
   });
 });
+
+describe('decision scheduler: patient callers (a guided asset list, issue 30)', () => {
+  const task = (id: string) => ({ session: { id, guid: 'g' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 });
+
+  it('runs a flood of patient decisions under the early bound, not the 256 a playlist-held flood gets', async () => {
+    vi.useFakeTimers();
+    const finishers: Array<() => void> = [];
+    let started = 0;
+    const { s, metrics } = scheduler(() => { started++; return new Promise<AvailRecord>((res) => finishers.push(() => res(record()))); });
+    const asked = Array.from({ length: 300 }, (_, i) => s.patient(task(`p${i}`), 8_000));
+    expect(started).toBe(s.inFlightBound); // 32 at first, the adaptive bound of early decisions
+    expect(started).toBeLessThan(256);
+    for (let k = 0; k < 40 && finishers.length; k++) { for (const f of finishers.splice(0)) f(); await vi.advanceTimersByTimeAsync(0); }
+    const got = await Promise.all(asked);
+    expect(got.every((r) => !r.error)).toBe(true);
+    expect(started).toBe(300);
+    // a patient decision is not an early one: its caller keeps the record
+    expect((await metrics.decisionsEarly.get()).values[0]?.value ?? 0).toBe(0);
+    s.close();
+  });
+
+  it('brings a break announced ahead and still waiting for its moment forward when its asset list is asked', async () => {
+    vi.useFakeTimers();
+    const { s, calls } = scheduler(async () => record());
+    s.ahead(task('a1'), 60_000); // its moment: (60 s − 2 s) × 0.5 = 29 s from now
+    const asked = s.patient(task('a1'), 4_000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.decide).toBe(1);
+    expect((await asked).error).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls.decide).toBe(1); // decided once
+    s.close();
+  });
+
+  it('answers the late record at the deadline, and never sends a decision still in line', async () => {
+    vi.useFakeTimers();
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>(() => undefined), { adaptive: false, maxInWindow: 1 });
+    // fill the early bound (256 with adaptive off) with decisions that never end, then one more in line
+    const stuck = Array.from({ length: 256 }, (_, i) => s.patient(task(`s${i}`), 1_000));
+    const waiting = s.patient(task('last'), 1_000);
+    expect(calls.decide).toBe(256);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await waiting).error).toBe('late');
+    expect((await Promise.all(stuck)).every((r) => r.error === 'late')).toBe(true);
+    expect(calls.decide).toBe(256); // the last one was never sent
+    expect(s.queued.ahead).toBe(0);
+    s.close();
+  });
+});
