@@ -59,8 +59,6 @@ type Entry = {
   state: number;
   /** when a playlist waits: the record, or undefined when dropped at the deadline */
   outcome?: Deferred;
-  /** a caller waits that need not hold a playlist (a guided asset list): it runs under the early decisions' bound */
-  patient?: true;
 };
 
 /** One configuration's line of decisions and its pacer (absent: no ad_server_max_rps). */
@@ -209,51 +207,15 @@ export class DecisionScheduler {
       this.active.add(lane);
     }
     if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies);
-    this.pumpLane(e.lane);
-    return this.awaitOutcome(e, deadlineMs);
-  }
-
-  /**
-   * The decision of a break a caller waits for without holding a playlist (issue 30: a guided player asks for a
-   * break's asset list ahead of it and plays the content meanwhile): it runs under the early decisions' bound, which
-   * backs off while the event loop lags, so a flood of asset lists at a break's first sight no longer holds every
-   * viewer's playlist behind it. Started within half the deadline, whatever the lag; the late record past the deadline.
-   */
-  async patient(task: DecisionTask, deadlineMs: number): Promise<AvailRecord> {
-    const sid = task.session.id;
-    let ofAvail = this.pending.get(task.avail.id);
-    let e = ofAvail?.get(sid);
-    if (!e && !this.closed) {
-      const lane = this.laneOf(task.session.guid);
-      const now = this.clock();
-      e = { task, lane, dueAt: now, latest: now + Math.max(0, Math.round(deadlineMs / 2)), urgent: false, state: SCHEDULED, patient: true };
-      if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
-      ofAvail.set(sid, e);
-      this.aheadWaiting++;
-      this.enterLine(e);
-      this.pump();
-      this.startProbe();
-    } else if (e && e.state === SCHEDULED && !e.urgent) {
-      // announced ahead and waiting for its random moment: the caller is here, so it goes in line now (the time heap
-      // skips it once it is no longer SCHEDULED)
-      e.latest = Math.min(e.latest, this.clock() + Math.max(0, Math.round(deadlineMs / 2)));
-      this.enterLine(e);
-      this.pump();
-    }
-    if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies);
-    return this.awaitOutcome(e, deadlineMs);
-  }
-
-  /** The entry's record, or the late record when it is not decided within `deadlineMs` (one still in line is never sent). */
-  private async awaitOutcome(entry: Entry, deadlineMs: number): Promise<AvailRecord> {
-    const { task } = entry;
+    const entry = e;
     entry.outcome ??= deferred();
+    this.pumpLane(entry.lane);
     let timer: NodeJS.Timeout | undefined;
     const late = Number.isFinite(deadlineMs) ? new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), deadlineMs); }) : undefined;
     const first = late ? await Promise.race([entry.outcome.promise, late]) : await entry.outcome.promise;
     clearTimeout(timer);
     if (first) return first;
-    if (entry.state === READY || entry.state === SCHEDULED) this.drop(entry); // never sent: the ad server is spared a request nobody waits for
+    if (entry.state === READY) this.drop(entry); // never sent: the ad server is spared a request nobody waits for
     this.deps.metrics.decisionsLate.inc();
     return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
   }
@@ -394,8 +356,8 @@ export class DecisionScheduler {
     const { task } = e;
     this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies)
       .then((r) => {
-        // (taken by its playlist while it ran: that one merges the record; a patient caller keeps its own)
-        if (!e.urgent && !e.patient) { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }
+        // (taken by its playlist while it ran: that one merges the record)
+        if (!e.urgent) { this.deps.metrics.decisionsEarly.inc(); this.deps.onEarly?.(task, r); }
         e.outcome?.resolve(r);
       }, (err: unknown) => { e.outcome?.reject(err); })
       .finally(() => {
@@ -406,19 +368,13 @@ export class DecisionScheduler {
       });
   }
 
-  /** A decision whose caller's deadline passed while it waited in line (or for its moment): never sent. */
+  /** A decision of a break in the window whose deadline passed while it waited in line: never sent. */
   private drop(e: Entry): void {
-    if (e.urgent) this.inWindowWaiting--;
-    else {
-      // an early line's entry (a patient one): its heaps skip it once it is no longer READY
-      if (e.state === READY) e.lane.earlyWaiting--;
-      this.aheadWaiting--;
-    }
     e.state = DONE;
+    this.inWindowWaiting--;
     this.forget(e);
     e.outcome?.resolve(undefined); // other playlists of the session waiting on it take the late record now
     this.depth.inWindow.set(this.inWindowWaiting);
-    this.depth.ahead.set(this.aheadWaiting);
   }
 
   private forget(e: Entry): void {

@@ -213,11 +213,10 @@ export class GuidedPlayback {
     const shape = await this.deps.shapes.shapeOf(session.variants, parsed.playlist);
     // A player asks for an asset list ahead of the break (hls.js: once the interstitial is listed, playing about three
     // target durations behind the edge) and plays the content meanwhile: the decision may take two target durations,
-    // not the deadline of a playlist the player waits for, and runs under the early decisions' lag-adaptive bound, so
-    // a break's asset lists asked by every viewer at once do not hold their playlists behind them.
+    // not the deadline of a playlist the player waits for.
     const deadlineMs = Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000);
     const policies = breakPolicies(config);
-    const decided = await this.deps.decisions.patient({ session, adServer: config.adServer, avail: admitted, targetDuration: target, shape, ...(policies ? { policies } : {}) }, deadlineMs);
+    const decided = await this.deps.decisions.inWindow({ session, adServer: config.adServer, avail: admitted, targetDuration: target, shape, ...(policies ? { policies } : {}) }, deadlineMs);
     await this.deps.keepDecided(hot, decided);
     return hot.records.find((r) => r.id === breakId) ?? decided;
   }
