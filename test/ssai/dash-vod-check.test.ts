@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPlaylistUrl } from '../../ssai/check/check-url.js';
 import { DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
+import { readTestMpd } from '../helpers/dash-mpd.js';
 import { startSsai, type SsaiHarness } from './setup.js';
 
 describe('engine check-playlist on a DASH MPD', () => {
@@ -42,6 +43,16 @@ describe('engine check-playlist on a DASH MPD', () => {
     await h.engine.ctx.services.ssai!.beacons.idle();
     expect(h.vast.beaconCount('impression', 'a')).toBe(impressions);
     expect(h.vast.requests.length).toBe(segmentRequests);
+  }, 60_000);
+
+  it('writes a session id of XML\'s and templates\' special characters into the shared MPD text escaped', async () => {
+    const url = `${h.engine.url}/v1/dash/${guid}/${DASH_MPD_PATH}?sessionId=${encodeURIComponent('v&"$1')}`;
+    const res = await h.get(url);
+    expect(res.status).toBe(200);
+    const mpd = readTestMpd(res.text, url);
+    const ad = mpd.periods.find((p) => p.id === 'vmap-preroll-0')!;
+    expect(ad.sets[0]!.representations[0]!.segments[0]!.url).toBe(`${h.engine.url}/v1/segment/${guid}/v&%22$1/vmap-preroll/0/0/0.m4s`);
+    expect((await checkPlaylistUrl(url, 0)).filter((f) => f.rule !== 'MPD_SEGMENT_UNAVAILABLE')).toEqual([]);
   }, 60_000);
 
   it('reports the segments an MPD names and its server does not have', async () => {
