@@ -218,6 +218,10 @@ export class DashPlayback {
 
   /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */
   private async decide(session: SessionRecord, adServer: string, avails: Avail[], target: number, shape: ContentShape): Promise<AvailRecord[]> {
+    // a session's MPD asked again: its breaks were decided and kept with it (a session never changes its mind)
+    const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records;
+    const kept = known ? avails.map((a) => known.find((r) => r.id === a.id)) : [];
+    if (known && kept.every((r) => r !== undefined)) return kept as AvailRecord[];
     const decided = await Promise.all(avails.map((avail) => this.deps.decisions.inWindow({ session, adServer, avail, targetDuration: target, shape })
       .catch((e: unknown) => {
         // the store away or a failed decision: this break plays no ad (the content goes on)
