@@ -7,7 +7,9 @@ const HELP = `engine: media pipeline engine (live channels, VOD encoding, server
 
 Usage:
   engine [start] [--roles api,ssai,worker,packager]   run the engine (all roles by default)
-  engine check-playlist <url> [--reloads N]          check an HLS playlist and its media playlists against RFC 8216
+  engine check-playlist <url> [--reloads N]          check an HLS playlist and its media playlists against RFC 8216,
+                                                      or a DASH MPD: Periods, timelines, presentationTimeOffset, tracks,
+                                                      segment availability (exit 1 when an error is found)
   engine device --id ID --api-key KEY|--api-key-file FILE [--engine-url URL] [--name NAME] [--interval SECONDS]
                                                       act as a connected device: heartbeat, apply the settings the
                                                       engine asks for, push a test signal to the device's managed input
@@ -44,9 +46,11 @@ async function main(): Promise<void> {
     if (!Number.isInteger(reloads) || reloads < 1) throw new ConfigError('--reloads', 'must be a positive integer');
     const { checkPlaylistUrl } = await import('../ssai/check/check-url.js');
     const findings = await checkPlaylistUrl(url, reloads);
-    for (const finding of findings) process.stdout.write(`${finding.rule}: ${finding.message}\n`);
-    process.stdout.write(findings.length === 0 ? 'ok: nothing RFC 8216 forbids was found\n' : `${findings.length} finding(s)\n`);
-    process.exitCode = findings.length === 0 ? 0 : 1;
+    for (const f of findings) process.stdout.write(`${f.severity === 'warning' ? 'warning ' : ''}${f.rule}: ${f.message}\n`);
+    const errors = findings.filter((f) => f.severity === 'error').length;
+    process.stdout.write(findings.length === 0 ? 'ok: nothing the checks forbid was found\n' : `${errors} error(s), ${findings.length - errors} warning(s)\n`);
+    // warnings (a track missing in a Period, a live playlist without segments) are printed; only errors fail
+    process.exitCode = errors === 0 ? 0 : 1;
     return;
   }
   if (command === 'device') {

@@ -1,11 +1,14 @@
 // `engine check-playlist URL`: fetches a playlist (every media playlist of a multivariant one), reloads live ones
-// `reloads` times at their target duration, and reports what RFC 8216 forbids (ssai/playlist-checker.ts).
+// `reloads` times at their target duration, and reports what RFC 8216 forbids (ssai/playlist-checker.ts). A DASH MPD
+// (the body starts with `<?xml` or `<MPD`) is checked by ssai/check/mpd-checker.ts, and its segments' availability
+// here: the init, first and last media segment of each Representation of each Period (issue 33).
 import { request } from 'undici';
 import { probeSegment, type SegmentStreams } from '../../media/media-probe.js';
 import { checkPlaylist } from './playlist-checker.js';
+import { checkMpd, isMpdText, mpdSegmentProbes, type MpdProbe } from './mpd-checker.js';
 import { isVodPlaylist, playlistKind, resolveUri, scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 
-export type CheckFinding = { rule: string; message: string };
+export type CheckFinding = { rule: string; severity: 'error' | 'warning'; message: string };
 
 async function fetchText(url: string): Promise<{ text: string } | { error: string }> {
   try {
@@ -20,7 +23,7 @@ async function fetchText(url: string): Promise<{ text: string } | { error: strin
 
 export type CheckOptions = {
   sleep?: (ms: number) => Promise<void>;
-  /** reads a segment's streams (default ffprobe); false: no segment is fetched */
+  /** reads a segment's streams (default ffprobe); false: no segment is fetched (an MPD's availability neither) */
   probe?: ((uri: string, mapUri?: string) => Promise<SegmentStreams | undefined>) | false;
 };
 
@@ -41,16 +44,67 @@ async function audioFindings(url: string, text: string, probe: NonNullable<Exclu
   })));
   if (!probed.some((p) => p.streams?.audio)) return []; // video-only content: nothing to compare
   return probed.filter((p) => p.streams && !p.streams.audio).map((p) => ({
-    rule: 'SEGMENT_WITHOUT_AUDIO',
+    rule: 'SEGMENT_WITHOUT_AUDIO', severity: 'error' as const,
     message: `${url}: ${p.s.uri} carries no audio where the rest of this muxed rendition does (the ad lost its audio)`,
   }));
 }
 
-export async function checkPlaylistUrl(url: string, reloads: number, opts: CheckOptions = {}): Promise<Array<{ rule: string; message: string }>> {
+/** Segments fetched at once when checking an MPD's availability. */
+const PROBES_AT_ONCE = 8;
+
+/**
+ * Whether a segment answers: HEAD, following redirects (an ad segment's route answers 302 to the media store), GET
+ * where a server refuses HEAD. HEAD first: the proxy's segment route fires no beacon for it.
+ */
+async function availability(url: string): Promise<string | undefined> {
+  let at = url;
+  for (let hops = 0; hops < 5; hops++) {
+    try {
+      let res = await request(at, { method: 'HEAD', signal: AbortSignal.timeout(5000) });
+      await res.body.dump();
+      if (res.statusCode === 405 || res.statusCode === 501) {
+        res = await request(at, { method: 'GET', signal: AbortSignal.timeout(5000) });
+        await res.body.dump();
+      }
+      const location = res.headers.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') { at = new URL(location, at).href; continue; }
+      return res.statusCode >= 400 ? `HTTP ${res.statusCode}${at !== url ? ` at ${at}` : ''}` : undefined;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+  return 'more than 5 redirects';
+}
+
+/** An MPD's findings: the checker's, then each unavailable segment (a URL shared by Periods is fetched once). */
+async function checkMpdUrl(url: string, text: string, fetchSegments: boolean): Promise<CheckFinding[]> {
+  const findings: CheckFinding[] = checkMpd(text).map((f) => ({ rule: f.rule, severity: f.severity, message: `${url}: ${f.message}` }));
+  if (!fetchSegments || findings.some((f) => f.rule === 'NOT_MPD')) return findings;
+  const probes = mpdSegmentProbes(text, url);
+  const answers = new Map<string, Promise<string | undefined>>();
+  const queue = [...new Set(probes.map((p) => p.url))];
+  const workers = Array.from({ length: Math.min(PROBES_AT_ONCE, queue.length) }, async () => {
+    for (let u = queue.shift(); u !== undefined; u = queue.shift()) {
+      const answer = availability(u);
+      answers.set(u, answer);
+      await answer;
+    }
+  });
+  await Promise.all(workers);
+  const what = (p: MpdProbe): string => (p.what === 'init' ? 'init segment' : p.what === 'file' ? 'file' : `${p.what} media segment`);
+  for (const p of probes) {
+    const error = await answers.get(p.url);
+    if (error) findings.push({ rule: 'MPD_SEGMENT_UNAVAILABLE', severity: 'error', message: `${url}: the ${what(p)} of Representation "${p.representation}" of Period "${p.period}" (${p.url}): ${error}` });
+  }
+  return findings;
+}
+
+export async function checkPlaylistUrl(url: string, reloads: number, opts: CheckOptions = {}): Promise<CheckFinding[]> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const first = await fetchText(url);
-  if ('error' in first) return [{ rule: 'FETCH_FAILED', message: `${url}: ${first.error}` }];
-  if (!playlistKind(first.text)) return [{ rule: 'NOT_HLS', message: `${url}: the body does not start with #EXTM3U` }];
+  if ('error' in first) return [{ rule: 'FETCH_FAILED', severity: 'error', message: `${url}: ${first.error}` }];
+  if (isMpdText(first.text)) return checkMpdUrl(url, first.text, opts.probe !== false);
+  if (!playlistKind(first.text)) return [{ rule: 'NOT_HLS', severity: 'error', message: `${url}: the body does not start with #EXTM3U or <?xml / <MPD` }];
   let media: Array<{ url: string; text: string; muxed: boolean }> = [{ url, text: first.text, muxed: true }];
   if (playlistKind(first.text) === 'multivariant') {
     const mv = scanMultivariantPlaylist(first.text).playlist;
@@ -62,13 +116,13 @@ export async function checkPlaylistUrl(url: string, reloads: number, opts: Check
     for (const u of uris) {
       const abs = resolveUri(url, u);
       const got = await fetchText(abs);
-      if ('error' in got) return [{ rule: 'FETCH_FAILED', message: `${abs}: ${got.error}` }];
+      if ('error' in got) return [{ rule: 'FETCH_FAILED', severity: 'error', message: `${abs}: ${got.error}` }];
       media.push({ url: abs, text: got.text, muxed: muxed.has(u) });
     }
   }
   const findings: CheckFinding[] = [];
   const add = (u: string, list: ReturnType<typeof checkPlaylist>) => {
-    for (const f of list) findings.push({ rule: f.rule, message: `${u}${f.line ? `:${f.line}` : ''}: ${f.message}` });
+    for (const f of list) findings.push({ rule: f.rule, severity: f.severity, message: `${u}${f.line ? `:${f.line}` : ''}: ${f.message}` });
   };
   for (const m of media) add(m.url, checkPlaylist(m.text));
   const probe = opts.probe === undefined ? probeSegment : opts.probe;
@@ -79,7 +133,7 @@ export async function checkPlaylistUrl(url: string, reloads: number, opts: Check
     await sleep(target * 1000);
     for (const m of live) {
       const got = await fetchText(m.url);
-      if ('error' in got) { findings.push({ rule: 'FETCH_FAILED', message: `${m.url}: ${got.error}` }); continue; }
+      if ('error' in got) { findings.push({ rule: 'FETCH_FAILED', severity: 'error', message: `${m.url}: ${got.error}` }); continue; }
       add(m.url, checkPlaylist(got.text, m.text));
       m.text = got.text;
     }

@@ -137,8 +137,11 @@ function timelineSegments(timeline: Element, startNumber: number, endT: number):
   return out;
 }
 
-/** The effective SegmentTemplate of a Representation (Period, AdaptationSet, Representation: the nearest wins). */
-function addressingOf(levels: Element[], periodDurationSec: number): MpdAddressing | string | undefined {
+/**
+ * The effective SegmentTemplate of a Representation (Period, AdaptationSet, Representation: the nearest wins); a string
+ * says why it cannot be read, undefined: no SegmentTemplate at any level. Also read by ssai/check/mpd-checker.ts.
+ */
+export function addressingOf(levels: Element[], periodDurationSec: number): MpdAddressing | string | undefined {
   const templates = levels.map((l) => childrenNamed(l, 'SegmentTemplate')[0]).filter((t): t is Element => t !== undefined);
   if (!templates.length) {
     if (levels.some((l) => childrenNamed(l, 'SegmentList').length || childrenNamed(l, 'SegmentBase').length)) return 'SegmentBase and SegmentList are not split yet';

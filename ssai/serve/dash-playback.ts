@@ -45,6 +45,14 @@ export interface DashPlaybackDeps {
   emptyTextUri: string;
 }
 
+/** A value derived once per origin text (kept with it, as origin-fetcher.ts's derive). */
+function memoized<T>(memo: Map<string, unknown>, name: string, compute: () => T): T {
+  if (memo.has(name)) return memo.get(name) as T;
+  const value = compute();
+  memo.set(name, value);
+  return value;
+}
+
 /** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
 export const isMpdPath = (rest: string): boolean => /\.mpd$/i.test(rest);
 
@@ -107,7 +115,16 @@ function withinAd(durations: number[], adSeconds: number): number[] {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 6;
 
-type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean };
+type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean; memo: Map<string, unknown> };
+
+/**
+ * Where a viewer's session id goes in a shared MPD text: viewers with the same breaks and creatives get one MPD but
+ * for their session id in the ad segments' URLs (the ads' ids are in the tracking, not in the MPD), so it is stitched
+ * once per origin text and signature, as HLS's playlists are (server.ts). Characters valid in a URL path and in XML.
+ */
+const SID_PLACEHOLDER = `@@sid-${randomUUID()}@@`;
+/** Shared MPD texts per origin text; distinct signatures beyond the bound are stitched on their own. */
+const MAX_SHARED_MPDS = 512;
 
 export class DashPlayback {
   constructor(private readonly deps: DashPlaybackDeps) {}
@@ -128,6 +145,7 @@ export class DashPlayback {
     const origin = originUrlOf(config.sourceUrl, rest, split.rest);
     const fetched = await this.deps.origin.fetch(origin, { mpd: true });
     if (!fetched.ok) return fetched.error;
+    const memo = fetched.memo;
     const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
     if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
@@ -139,7 +157,7 @@ export class DashPlayback {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    if (existing) return { session: existing, read: read.value, origin, storeAway };
+    if (existing) return { session: existing, read: read.value, origin, storeAway, memo };
     // ads.mode and ads.debug are the HLS routes' (guided playback, debug logs): not DASH's yet
     const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
     const variants = variantsOf(origin, read.value);
@@ -155,20 +173,22 @@ export class DashPlayback {
         storeAway = true;
       }
     }
-    return { session, read: read.value, origin, storeAway };
+    return { session, read: read.value, origin, storeAway, memo };
   }
 
   /** The session's MPD: its VMAP breaks decided (within the decision deadline) and stitched as Periods. */
   private async stitched(config: AdinsertConfig, started: Started): Promise<Reply> {
-    const { session, read, origin } = started;
+    const { session, read, origin, memo } = started;
     const policy = this.deps.policyOf(config);
-    const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
-    const starts = video?.addressing ? segmentStarts(video.addressing) : [];
+    const starts = memoized(memo, 'mpd-starts', () => {
+      const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
+      return video?.addressing ? segmentStarts(video.addressing) : [];
+    });
     let records: AvailRecord[] = [];
     // No store, no session another proxy could read (issue 27): the viewer gets the content alone.
     if (!started.storeAway && starts.length) {
       // SCTE-35 EventStream cues place the breaks; a VOD without them takes its breaks from the ad server's VMAP
-      const cues = mpdCues(read);
+      const cues = memoized(memo, 'mpd-cues', () => mpdCues(read));
       for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
       const fromCues = cueAvails(cues.cues, starts);
       const avails = fromCues.length ? fromCues
@@ -176,17 +196,33 @@ export class DashPlayback {
       records = await this.decide(session, config.adServer, avails, Math.round(median(starts.map((s) => s.duration))) || 6, shapeOf(read));
     }
     const breaks: DashBreak[] = [];
+    // what the MPD text depends on besides the origin's: the layout, the policy, each break stitched and its creatives
+    let signature = `${session.guid} ${policy.key} ${session.variants.map((v) => v.uri).join(' ')}`;
     for (const record of records) {
       const b = await this.breakOf(session, record, read, starts, policy);
-      if (b) breaks.push(b);
+      if (!b) continue;
+      breaks.push(b);
+      signature += `|${b.id},${b.atSeconds},${b.resumeSeconds}${record.ads.map((a) => `,${a.creativeKey}/${a.duration}`).join('')}`;
     }
-    const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
-      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}) });
-    return { status: 200, body: text, type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+    const stitch = (): string[] => stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}) }).split(SID_PLACEHOLDER);
+    const key = `mpd-stitched ${signature}`;
+    let parts = memo.get(key) as string[] | undefined;
+    if (!parts) {
+      parts = stitch();
+      if (memo.size < MAX_SHARED_MPDS) memo.set(key, parts);
+    }
+    // as the stitcher writes a template's literal part in an attribute: `$` doubled, XML's specials escaped
+    const sid = session.id.replace(/\$/g, '$$$$').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    return { status: 200, body: parts.join(sid), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
   }
 
   /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */
   private async decide(session: SessionRecord, adServer: string, avails: Avail[], target: number, shape: ContentShape): Promise<AvailRecord[]> {
+    // a session's MPD asked again: its breaks were decided and kept with it (a session never changes its mind)
+    const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records;
+    const kept = known ? avails.map((a) => known.find((r) => r.id === a.id)) : [];
+    if (known && kept.every((r) => r !== undefined)) return kept as AvailRecord[];
     const decided = await Promise.all(avails.map((avail) => this.deps.decisions.inWindow({ session, adServer, avail, targetDuration: target, shape })
       .catch((e: unknown) => {
         // the store away or a failed decision: this break plays no ad (the content goes on)
@@ -215,7 +251,8 @@ export class DashPlayback {
       // the shared creative record expired, or the creative is not CMAF (an init segment per rendition, its audio apart
       // when the content's is): the content plays rather than a Period missing a track
       if (!plan || plan.video.some((t) => !t.mapUri) || (needsAudio && !plan.audio?.mapUri)) return undefined;
-      const segmentBase = `/v1/segment/${session.guid}/${session.id}/${encodeURIComponent(record.id)}/${k}`;
+      // the session id is filled in per viewer (SID_PLACEHOLDER): the text is shared by viewers with the same ads
+      const segmentBase = `/v1/segment/${session.guid}/${SID_PLACEHOLDER}/${encodeURIComponent(record.id)}/${k}`;
       b.ads.push({
         periodId: `${record.id}-${k}`, duration: ad.duration,
         rendition: (rep: MpdRepresentation): DashAdRendition | undefined => {

@@ -31,8 +31,11 @@ export class SegmentRoutes {
     private readonly beacons: BeaconSender,
   ) {}
 
-  /** GET /v1/segment/{guid}/{session}/{availId}/{adIndex}/{n}/{segment}: 302 to the ad media, beacons fired aside. */
-  async segment(parts: SegmentPath): Promise<Reply> {
+  /**
+   * GET /v1/segment/{guid}/{session}/{availId}/{adIndex}/{n}/{segment}: 302 to the ad media, beacons fired aside. A HEAD
+   * (`engine check-playlist` checking availability) gets the same redirect and fires none: no player plays a HEAD.
+   */
+  async segment(parts: SegmentPath, head = false): Promise<Reply> {
     const [, , , guid, sid, availRaw, adIndexRaw, nRaw, segRaw] = parts;
     const hot = await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
@@ -47,7 +50,7 @@ export class SegmentRoutes {
     const seg = track?.segments[segIndex];
     if (!record || !ad || !seg || !track) return fail(ssaiError('SEGMENT_NOT_FOUND'));
     // (a bumper is no ad: it has no beacons to fire)
-    if (entry?.kind === 'video' && !ad.bumper) this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
+    if (entry?.kind === 'video' && !ad.bumper && !head) this.fireBeacons(sid, record, Number(adIndexRaw), track, segIndex);
     return { status: 302, body: '', type: 'text/plain', headers: { location: seg.uri, 'cache-control': 'no-store' } };
   }
 

@@ -206,7 +206,7 @@ export class SsaiServer {
         reply = n && segments.length === 6 ? await this.media(segments[3] ?? '', segments[4] ?? '', Number(n[1]), query) : fail(ssaiError('BAD_PLAYBACK_PATH'));
       } else if (kind === 'segment' && req.method !== 'POST') {
         metricKind = 'segment';
-        reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath) : fail(ssaiError('BAD_PLAYBACK_PATH'));
+        reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath, req.method === 'HEAD') : fail(ssaiError('BAD_PLAYBACK_PATH'));
       } else if (kind === 'tracking' && req.method !== 'POST') {
         metricKind = 'tracking';
         reply = await this.ads.tracking(segments[3] ?? '', segments[4] ?? '');

@@ -22,6 +22,10 @@ async function engine(args: string[]): Promise<{ code: number; stdout: string; s
 
 const GOOD = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:4.0,\na.ts\n#EXTINF:4.0,\nb.ts\n#EXT-X-ENDLIST\n';
 const BAD = '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:6.0,\na.ts\n#EXT-X-ENDLIST\n';
+// two Periods of 4 s, the second without audio (a warning); GAP_MPD starts it 1 s late (an error)
+const set = (type: string) => `<AdaptationSet contentType="${type}"><Representation id="${type}" bandwidth="1"><SegmentTemplate timescale="1" duration="2" media="${type}$Number$.m4s"/></Representation></AdaptationSet>`;
+const WARN_MPD = `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT8S"><Period id="a" start="PT0S" duration="PT4S">${set('video')}${set('audio')}</Period><Period id="b" start="PT4S" duration="PT4S">${set('video')}</Period></MPD>`;
+const GAP_MPD = WARN_MPD.replace('start="PT4S"', 'start="PT5S"').replace('PT8S', 'PT9S');
 
 describe('the engine command', () => {
   let server: http.Server;
@@ -29,7 +33,7 @@ describe('the engine command', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       res.setHeader('content-type', 'application/vnd.apple.mpegurl');
-      res.end(req.url === '/good.m3u8' ? GOOD : BAD);
+      res.end(req.url === '/good.m3u8' ? GOOD : req.url === '/warn.mpd' ? WARN_MPD : req.url === '/gap.mpd' ? GAP_MPD : BAD);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -50,6 +54,16 @@ describe('the engine command', () => {
     const bad = await engine(['check-playlist', `${base}/bad.m3u8`]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('SEGMENT_OVER_TARGET');
+  });
+
+  it('checks an MPD: exits 1 on an error, prints a warning and exits 0 when only warnings are found', async () => {
+    const warn = await engine(['check-playlist', `${base}/warn.mpd`]);
+    expect(warn.stdout).toContain('warning MPD_TRACK_MISSING');
+    expect(warn.stdout).toContain('0 error(s), 1 warning(s)');
+    expect(warn.code).toBe(0);
+    const gap = await engine(['check-playlist', `${base}/gap.mpd`]);
+    expect(gap.stdout).toContain('MPD_PERIOD_GAP');
+    expect(gap.code).toBe(1);
   });
 
   it('names the bad variable and exits 2 on a configuration error', async () => {
