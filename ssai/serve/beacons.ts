@@ -1,6 +1,6 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, from a queue
 // with retries and a timeout, never on the playlist's or the segment redirect's critical path.
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { growingLru } from '../store/growing-lru.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 
@@ -72,6 +72,13 @@ export class BeaconSender {
   /** scheduled retries, cleared on close */
   private readonly retries = new Set<NodeJS.Timeout>();
   private readonly agent: Agent;
+  /**
+   * Answer bodies being read, with the time they must be done by. The agent's bodyTimeout is the gap between two
+   * chunks: a tracker that sends a byte now and then (slowloris) would hold a beacon slot for ever (issue 32 item 6).
+   * One sweep for all of them, not a timer per beacon (see the constructor).
+   */
+  private readonly reading = new Map<Dispatcher.ResponseData['body'], number>();
+  private sweeper: NodeJS.Timeout | undefined;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly concurrency: number;
@@ -143,13 +150,26 @@ export class BeaconSender {
   private async send(job: Job): Promise<void> {
     try {
       const res = await request(job.url, { dispatcher: this.agent });
+      this.watch(res.body);
       await res.body.dump().catch(() => undefined);
+      this.reading.delete(res.body);
       if (res.statusCode >= 500 && job.attempt < this.maxRetries) return this.retry(job);
       this.opts.onResult?.(res.statusCode < 400 ? 'sent' : 'failed');
     } catch {
       if (job.attempt < this.maxRetries) return this.retry(job);
       this.opts.onResult?.('failed');
     }
+  }
+
+  /** Cuts body once it has been read for longer than the beacon timeout (a quarter of it late at most). */
+  private watch(body: Dispatcher.ResponseData['body']): void {
+    this.reading.set(body, Date.now() + this.timeoutMs);
+    this.sweeper ??= setInterval(() => {
+      const now = Date.now();
+      for (const [b, by] of this.reading) if (by <= now) { this.reading.delete(b); b.destroy(); }
+      if (!this.reading.size) { clearInterval(this.sweeper); this.sweeper = undefined; }
+    }, Math.max(50, this.timeoutMs / 4));
+    this.sweeper.unref();
   }
 
   private retry(job: Job): void {
@@ -183,6 +203,9 @@ export class BeaconSender {
     for (const timer of this.retries) clearTimeout(timer);
     this.running -= this.retries.size;
     this.retries.clear();
+    clearInterval(this.sweeper);
+    for (const body of this.reading.keys()) body.destroy();
+    this.reading.clear();
     this.settle();
     await this.agent.close().catch(() => undefined);
   }

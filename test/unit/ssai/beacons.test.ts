@@ -53,3 +53,35 @@ describe('beacon sender timeouts', () => {
     }
   });
 });
+
+describe('beacon sender and a trickling tracker', () => {
+  it('cuts an answer whose body comes a byte at a time once the beacon timeout is spent, and the queue drains', async () => {
+    // headers at once, then a byte every 20 ms for ever: the agent's bodyTimeout (a gap between chunks) never fires
+    const timers = new Set<NodeJS.Timeout>();
+    const trickle = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const t = setInterval(() => res.write('.'), 20);
+      timers.add(t);
+      res.on('close', () => { clearInterval(t); timers.delete(t); });
+    });
+    await new Promise<void>((r) => trickle.listen(0, '127.0.0.1', () => r()));
+    const results: string[] = [];
+    const beacons = new BeaconSender(new MemorySessionStore(), { timeoutMs: 200, retries: 0, concurrency: 2, onResult: (r) => results.push(r) });
+    try {
+      const started = Date.now();
+      for (let i = 0; i < 6; i++) beacons.fire('s:b', i, [`http://127.0.0.1:${(trickle.address() as AddressInfo).port}/t${i}`]);
+      await beacons.idle();
+      // the tracker answered 200: the beacon was received, only its body was cut (no retry)
+      expect(results).toEqual(Array(6).fill('sent'));
+      expect(Date.now() - started).toBeLessThan(30_000);
+      // every trickle ended: the proxy closed the answers it cut
+      for (let i = 0; i < 100 && timers.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(timers.size).toBe(0);
+    } finally {
+      await beacons.close();
+      for (const t of timers) clearInterval(t);
+      trickle.closeAllConnections();
+      await new Promise((r) => trickle.close(r));
+    }
+  });
+});
