@@ -251,8 +251,9 @@ export type LivePeriod = { id: string; start: number; duration?: number } & ({ k
  * where its media plays on the origin's timeline, so a break's Periods stay where they were on every reload whatever
  * the window holds: a content Period from the origin's start (`content-0`) or a break's end (`content-{break}`) up to
  * the next break, the break's ads from its start one after the other, the content resuming at the break's end (its
- * content replaced). Periods wholly before the window are left out, and a content Period not begun in the window yet
- * (a break announced ahead) waits for its first segment; the last content Period is open.
+ * content replaced). Periods wholly before the window are left out; the last content Period is open. A break ahead
+ * of the live edge is published once the edge reaches it (its Periods as they will stay): a Period with an end is
+ * complete to dash.js, which does not follow its growing window (it stalls, then skips to the next Period).
  */
 export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'representations'>, breaks: DashBreak[]): LivePeriod[] {
   const video = read.representations.find((r) => r.kind === 'video' && r.addressing)?.addressing;
@@ -269,6 +270,8 @@ export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'represen
   };
   for (const b of breaks) {
     if (b.atSeconds < cursor) continue; // inside the content an earlier break replaced
+    // a break ahead of the live edge waits for it: the content Period before it stays open until its last segment is out
+    if (b.atSeconds > edge + START_TOLERANCE_SEC) break;
     if (b.atSeconds > cursor) content(b.atSeconds);
     let at = b.atSeconds;
     for (const ad of b.ads) {
