@@ -5,6 +5,7 @@
 import type { AvailRecord } from '../decide/avail-record.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { MpdCue } from '../parse/mpd-cues.js';
+import type { DashBreak } from '../stitch/mpd-stitcher.js';
 
 const ms = (sec: number): number => Math.round(sec * 1000) / 1000;
 
@@ -33,4 +34,16 @@ export function liveCueAvails(cues: readonly MpdCue[], windowStartSec: number, s
 export function livePlace(record: AvailRecord): { at: number; resume: number } | undefined {
   if (record.contentOffsetSeconds === undefined || record.insert || !(record.duration > 0)) return undefined;
   return { at: record.contentOffsetSeconds, resume: ms(record.contentOffsetSeconds + record.duration) };
+}
+
+/**
+ * A break wholly before the window, as the stitcher needs it: where it is and how long its ads last (the content Period
+ * after it is named by it), no creative. Undefined when it had no ads (the content played through it).
+ */
+export function pastBreak(record: AvailRecord, place: { at: number; resume: number }): DashBreak | undefined {
+  if (!record.ads.length) return undefined;
+  return {
+    id: record.id, atSeconds: place.at, resumeSeconds: place.resume,
+    ads: record.ads.map((a, k) => ({ periodId: `${record.id}-${k}`, duration: a.duration, rendition: () => undefined })),
+  };
 }

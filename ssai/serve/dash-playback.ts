@@ -17,7 +17,7 @@ import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-s
 import { readMpd, segmentStarts, type MpdRead, type MpdReadResult, type MpdRepresentation } from '../parse/mpd-reader.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { cueAvails, mpdCues } from '../parse/mpd-cues.js';
-import { liveCueAvails, livePlace } from './dash-live.js';
+import { liveCueAvails, livePlace, pastBreak } from './dash-live.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
@@ -223,9 +223,12 @@ export class DashPlayback {
       records = [...known, ...decided.filter((r) => !known.some((k) => k.id === r.id))];
     }
     const breaks: DashBreak[] = [];
+    const windowStart = starts[0]?.start ?? 0;
     for (const record of records) {
       const place = livePlace(record);
-      const b = place ? await this.breakOf(session, record, read, place, policy) : undefined;
+      if (!place) continue;
+      // a break the window has left only names the content Period after it: its creatives are not looked up
+      const b = place.resume <= windowStart ? pastBreak(record, place) : await this.breakOf(session, record, read, place, policy);
       if (b) breaks.push(b);
     }
     const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
