@@ -269,7 +269,8 @@ export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'represen
     periods.push({ id: contentId, kind: 'content', start: cursor, from: cursor, ...(to !== undefined ? { to, duration: to - cursor } : {}) });
   };
   for (const b of breaks) {
-    if (b.atSeconds < cursor) continue; // inside the content an earlier break replaced
+    // a break without ads leaves its content playing; one inside the content an earlier break replaced is none
+    if (!b.ads.length || b.atSeconds < cursor) continue;
     // a break ahead of the live edge waits for it: the content Period before it stays open until its last segment is out
     if (b.atSeconds > edge + START_TOLERANCE_SEC) break;
     if (b.atSeconds > cursor) content(b.atSeconds);
