@@ -268,7 +268,7 @@ export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'represen
     if ((to !== undefined && to <= windowStart + START_TOLERANCE_SEC) || cursor >= edge - START_TOLERANCE_SEC) return;
     periods.push({ id: contentId, kind: 'content', start: cursor, from: cursor, ...(to !== undefined ? { to, duration: to - cursor } : {}) });
   };
-  for (const b of breaks) {
+  for (const b of [...breaks].sort((x, y) => x.atSeconds - y.atSeconds)) {
     // a break without ads leaves its content playing; one inside the content an earlier break replaced is none
     if (!b.ads.length || b.atSeconds < cursor) continue;
     // a break ahead of the live edge waits for it: the content Period before it stays open until its last segment is out
