@@ -50,10 +50,11 @@ export type MpdRead = {
   doc: Document;
   mpd: Element;
   type: 'static' | 'dynamic';
-  /** seconds: the MPD's mediaPresentationDuration, else the Period's duration */
+  /** seconds: the MPD's mediaPresentationDuration, else the Period's duration (live: up to the window's live edge) */
   durationSec: number;
   period: Element;
   periodStartSec: number;
+  /** live (dynamic): seconds of the Period up to the live edge, the end of the first video Representation's window */
   periodDurationSec: number;
   representations: MpdRepresentation[];
 };
@@ -126,6 +127,8 @@ function timelineSegments(timeline: Element, startNumber: number, endT: number):
     let r = num(s, 'r') ?? 0;
     if (r < 0) {
       const next = num(ss[i + 1], 't') ?? endT;
+      // a live window's last S repeating to an end nobody knows: the MPD update that ends it is not read yet
+      if (!Number.isFinite(next)) return 'a dynamic MPD\'s SegmentTimeline ends with @r="-1"';
       r = Math.ceil((next - t) / d) - 1;
     }
     for (let k = 0; k <= r; k++) {
@@ -166,6 +169,8 @@ export function addressingOf(levels: Element[], periodDurationSec: number): MpdA
   }
   const duration = Number(attr('duration'));
   if (!(duration > 0)) return 'a SegmentTemplate has neither a SegmentTimeline nor a @duration';
+  // a live window addressed by @duration is known by the wall clock only
+  if (!Number.isFinite(periodDurationSec)) return 'a live (dynamic) MPD addressed by SegmentTemplate@duration: only a SegmentTimeline is stitched live';
   const count = Math.ceil((periodDurationSec * timescale) / duration - 1e-6);
   const segments: MpdSegment[] = [];
   for (let i = 0; i < count; i++) {
@@ -187,14 +192,15 @@ export function readMpd(text: string): MpdReadResult {
   if (!mpd || mpd.localName !== 'MPD') return { ok: false, unsupported: false, message: 'the document is not an MPD' };
   const unsupported = (message: string): MpdReadResult => ({ ok: false, unsupported: true, message });
   const type = mpd.getAttribute('type') === 'dynamic' ? 'dynamic' : 'static';
-  if (type === 'dynamic') return unsupported('a dynamic (live) MPD: live DASH is not stitched yet');
   const periods = childrenNamed(mpd, 'Period');
   if (periods.length !== 1) return unsupported(`the MPD has ${periods.length} Periods: only a single-Period MPD is split for ads`);
   const period = periods[0]!;
   if (period.getAttribute('xlink:href')) return unsupported('a remote (xlink) Period');
   const periodStartSec = parseIsoDuration(period.getAttribute('start')) ?? 0;
   const total = parseIsoDuration(mpd.getAttribute('mediaPresentationDuration'));
-  const periodDurationSec = parseIsoDuration(period.getAttribute('duration')) ?? (total !== undefined ? total - periodStartSec : undefined);
+  // a live Period runs on: its segments are read to no end, its length is the window's (below)
+  const periodDurationSec = type === 'dynamic' ? Infinity
+    : parseIsoDuration(period.getAttribute('duration')) ?? (total !== undefined ? total - periodStartSec : undefined);
   if (periodDurationSec === undefined || !(periodDurationSec > 0)) return unsupported('the MPD gives no mediaPresentationDuration nor Period@duration');
   const representations: MpdRepresentation[] = [];
   for (const [setIndex, set] of childrenNamed(period, 'AdaptationSet').entries()) {
@@ -230,7 +236,15 @@ export function readMpd(text: string): MpdReadResult {
       representations.push(r);
     }
   }
-  if (!representations.some((r) => r.kind === 'video')) return unsupported('the MPD has no video Representation');
+  const video = representations.find((r) => r.kind === 'video');
+  if (!video) return unsupported('the MPD has no video Representation');
+  if (type === 'dynamic') {
+    // live: the Period as far as the window goes (its live edge), on the first video Representation's timeline
+    const a = video.addressing;
+    const last = a?.segments[a.segments.length - 1];
+    const edge = a && last ? (last.t + last.d - a.presentationTimeOffset) / a.timescale : 0;
+    return { ok: true, value: { doc, mpd, type, durationSec: periodStartSec + edge, period, periodStartSec, periodDurationSec: edge, representations } };
+  }
   return { ok: true, value: { doc, mpd, type, durationSec: total ?? periodStartSec + periodDurationSec, period, periodStartSec, periodDurationSec, representations } };
 }
 

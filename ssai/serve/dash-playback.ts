@@ -2,7 +2,8 @@
 // of an .mpd) makes a viewer's session from a static single-Period MPD, decides its breaks as a VOD HLS session's (the
 // ad server's VMAP, asked once per session; one decision per break, stored, whatever the format) and answers the
 // viewer's own MPD: the ads as Periods (mpd-stitcher.ts) whose segments go through /v1/segment, so beacons fire as
-// for HLS, and /v1/tracking lists the breaks. Live (dynamic) MPDs are not stitched yet: docs/ssai-dash.md.
+// for HLS, and /v1/tracking lists the breaks. A live (dynamic) MPD's breaks come from its window's SCTE-35 cues and
+// are placed by their stored decisions (dash-live.ts): docs/ssai-dash.md.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AdinsertConfig } from '../../kernel/seams/adinserts.js';
@@ -16,6 +17,7 @@ import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-s
 import { readMpd, segmentStarts, type MpdRead, type MpdReadResult, type MpdRepresentation } from '../parse/mpd-reader.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { cueAvails, mpdCues } from '../parse/mpd-cues.js';
+import { liveCueAvails, livePlace, pastBreak } from './dash-live.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
@@ -113,9 +115,21 @@ function withinAd(durations: number[], adSeconds: number): number[] {
   return kept;
 }
 
+/** A VOD break's place: the segment boundary of its record, the content resuming at the boundary nearest its end. */
+function vodPlace(record: AvailRecord, read: MpdRead, starts: Array<{ start: number; duration: number }>): { at: number; resume: number } | undefined {
+  const bounds = [...starts.map((s) => s.start), read.periodDurationSec];
+  const at = bounds[Math.min(record.startSegmentIndex, starts.length)];
+  if (at === undefined) return undefined;
+  // a break that replaces content resumes it at the boundary nearest its end (the decision's duration)
+  let resume = at;
+  if (!record.insert) for (const x of bounds) if (Math.abs(x - (at + record.duration)) < Math.abs(resume - (at + record.duration))) resume = x;
+  return { at, resume };
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 6;
 
-type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean; memo: Map<string, unknown> };
+/** `reload`: the session's own MPD URL (a live MPD's Location: its reloads come back to the session). */
+type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean; memo: Map<string, unknown>; reload: string };
 
 /**
  * Where a viewer's session id goes in a shared MPD text: viewers with the same breaks and creatives get one MPD but
@@ -123,6 +137,8 @@ type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAwa
  * once per origin text and signature, as HLS's playlists are (server.ts). Characters valid in a URL path and in XML.
  */
 const SID_PLACEHOLDER = `@@sid-${randomUUID()}@@`;
+/** A session id as the stitcher writes a template's literal part in an attribute: `$` doubled, XML's specials escaped. */
+const escapedSid = (sid: string): string => sid.replace(/\$/g, '$$$$').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Shared MPD texts per origin text; distinct signatures beyond the bound are stitched on their own. */
 const MAX_SHARED_MPDS = 512;
 
@@ -149,6 +165,7 @@ export class DashPlayback {
     const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
     if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
+    const reload = `/v1/dash/${config.guid}/${rest}?${split.rest ? `${split.rest}&` : ''}sessionId=${encodeURIComponent(sid)}`;
     let storeAway = false;
     let existing: SessionRecord | undefined;
     try {
@@ -157,7 +174,7 @@ export class DashPlayback {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    if (existing) return { session: existing, read: read.value, origin, storeAway, memo };
+    if (existing) return { session: existing, read: read.value, origin, storeAway, memo, reload };
     // ads.mode and ads.debug are the HLS routes' (guided playback, debug logs): not DASH's yet
     const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
     const variants = variantsOf(origin, read.value);
@@ -173,11 +190,12 @@ export class DashPlayback {
         storeAway = true;
       }
     }
-    return { session, read: read.value, origin, storeAway, memo };
+    return { session, read: read.value, origin, storeAway, memo, reload };
   }
 
   /** The session's MPD: its VMAP breaks decided (within the decision deadline) and stitched as Periods. */
   private async stitched(config: AdinsertConfig, started: Started): Promise<Reply> {
+    if (started.read.type === 'dynamic') return this.live(config, started);
     const { session, read, origin, memo } = started;
     const policy = this.deps.policyOf(config);
     const starts = memoized(memo, 'mpd-starts', () => {
@@ -199,7 +217,8 @@ export class DashPlayback {
     // what the MPD text depends on besides the origin's: the layout, the policy, each break stitched and its creatives
     let signature = `${session.guid} ${policy.key} ${session.variants.map((v) => v.uri).join(' ')}`;
     for (const record of records) {
-      const b = await this.breakOf(session, record, read, starts, policy);
+      const place = vodPlace(record, read, starts);
+      const b = place ? await this.breakOf(session, record, read, place, policy) : undefined;
       if (!b) continue;
       breaks.push(b);
       signature += `|${b.id},${b.atSeconds},${b.resumeSeconds}${record.ads.map((a) => `,${a.creativeKey}/${a.duration}`).join('')}`;
@@ -212,9 +231,42 @@ export class DashPlayback {
       parts = stitch();
       if (memo.size < MAX_SHARED_MPDS) memo.set(key, parts);
     }
-    // as the stitcher writes a template's literal part in an attribute: `$` doubled, XML's specials escaped
-    const sid = session.id.replace(/\$/g, '$$$$').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-    return { status: 200, body: parts.join(sid), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+    return { status: 200, body: parts.join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+  }
+
+  /**
+   * A live session's MPD: the breaks its window's cues announce decided on first sight (one decision per viewer and
+   * break, stored), every break the session has decided placed by its record, the origin's Period split at them.
+   */
+  private async live(config: AdinsertConfig, started: Started): Promise<Reply> {
+    const { session, read, origin } = started;
+    const policy = this.deps.policyOf(config);
+    const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
+    const starts = video?.addressing ? segmentStarts(video.addressing) : [];
+    let records: AvailRecord[] = [];
+    if (!started.storeAway && starts.length) {
+      const cues = mpdCues(read);
+      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
+      const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
+      const fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
+      const decided = fresh.length ? await this.decide(session, config.adServer, fresh, slot, shapeOf(read)) : [];
+      // the breaks decided before (their cues may have left the origin's MPD) stay where they were published
+      records = [...known, ...decided.filter((r) => !known.some((k) => k.id === r.id))];
+    }
+    const breaks: DashBreak[] = [];
+    const windowStart = starts[0]?.start ?? 0;
+    for (const record of records) {
+      const place = livePlace(record);
+      if (!place) continue;
+      // a break the window has left only names the content Period after it: its creatives are not looked up
+      const b = place.resume <= windowStart ? pastBreak(record, place) : await this.breakOf(session, record, read, place, policy);
+      if (b) breaks.push(b);
+    }
+    const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), live: { location: started.reload } });
+    // a live MPD is the viewer's own (its breaks as that viewer was given them): the session id filled in at once
+    return { status: 200, body: text.split(SID_PLACEHOLDER).join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
   }
 
   /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */
@@ -236,15 +288,9 @@ export class DashPlayback {
   }
 
   /** A decided break as the stitcher takes it; undefined when it has no ad, or a creative's plan is gone (content plays). */
-  private async breakOf(session: SessionRecord, record: AvailRecord, read: MpdRead, starts: Array<{ start: number; duration: number }>, policy: PlaylistPolicy): Promise<DashBreak | undefined> {
+  private async breakOf(session: SessionRecord, record: AvailRecord, read: MpdRead, place: { at: number; resume: number }, policy: PlaylistPolicy): Promise<DashBreak | undefined> {
     if (!record.ads.length) return undefined;
-    const bounds = [...starts.map((s) => s.start), read.periodDurationSec];
-    const at = bounds[Math.min(record.startSegmentIndex, starts.length)];
-    if (at === undefined) return undefined;
-    // a break that replaces content resumes it at the boundary nearest its end (the decision's duration)
-    let resume = at;
-    if (!record.insert) for (const x of bounds) if (Math.abs(x - (at + record.duration)) < Math.abs(resume - (at + record.duration))) resume = x;
-    const b: DashBreak = { id: record.id, atSeconds: at, resumeSeconds: resume, ads: [] };
+    const b: DashBreak = { id: record.id, atSeconds: place.at, resumeSeconds: place.resume, ads: [] };
     const needsAudio = read.representations.some((r) => r.kind === 'audio');
     for (const [k, ad] of record.ads.entries()) {
       const plan = await this.deps.planner.plan(ad.creativeKey);

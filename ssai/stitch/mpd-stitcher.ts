@@ -42,6 +42,8 @@ export type StitchMpdOptions = {
   emptyTextUri: string;
   /** content_segment_prefix (issue 31 item 5): the content's BaseURL as listed */
   contentUri?: (absoluteUri: string) => string;
+  /** a live (dynamic) MPD: Periods placed on the origin's timeline (liveTimeline below); the MPD reloads at `location` */
+  live?: { location: string };
 };
 
 /** How far before a Period's start a segment may begin and still be that Period's (audio ends an AAC frame off video). */
@@ -119,6 +121,11 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   const sets = childrenNamed(period, 'AdaptationSet');
 
   const breaks = opts.breaks.filter((b) => b.ads.length > 0).sort((x, y) => x.atSeconds - y.atSeconds);
+  if (opts.live) {
+    const location = el('Location');
+    location.appendChild(doc.createTextNode(opts.live.location));
+    out.insertBefore(location, out.firstChild);
+  }
   let at = read.periodStartSec;
   const addPeriod = (p: Element, duration: number): void => {
     p.setAttribute('start', isoDuration(at));
@@ -208,6 +215,18 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     return p;
   };
 
+  if (opts.live) {
+    for (const p of liveTimeline(read, breaks)) {
+      const element = p.kind === 'content' ? contentPeriod(0, p.from, p.to ?? Infinity) : adPeriod(p.ad);
+      element.setAttribute('id', p.id);
+      element.setAttribute('start', isoDuration(read.periodStartSec + p.start));
+      if (p.duration !== undefined) element.setAttribute('duration', isoDuration(p.duration));
+      out.appendChild(element);
+    }
+    out.removeAttribute('mediaPresentationDuration');
+    return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
+  }
+
   // the content from `cursor` up to each break, the break's ads, the content again from where the break resumes it
   let cursor = 0;
   let part = 0;
@@ -222,4 +241,49 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   if (cursor < end) addPeriod(contentPeriod(part, cursor, end), end - cursor);
   out.setAttribute('mediaPresentationDuration', isoDuration(at));
   return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
+}
+
+/** A Period of a live viewer's MPD: seconds on the origin Period's timeline; the last content Period is open (no duration). */
+export type LivePeriod = { id: string; start: number; duration?: number } & ({ kind: 'content'; from: number; to?: number } | { kind: 'ad'; ad: DashAd });
+
+/**
+ * The Periods of a live viewer's MPD (issue 33, live): the origin's Period split at each break, every Period placed
+ * where its media plays on the origin's timeline, so a break's Periods stay where they were on every reload whatever
+ * the window holds: a content Period from the origin's start (`content-0`) or a break's end (`content-{break}`) up to
+ * the next break, the break's ads from its start one after the other, the content resuming at the break's end (its
+ * content replaced). Periods wholly before the window are left out; the last content Period is open. A break ahead
+ * of the live edge is published once the edge reaches it (its Periods as they will stay): a Period with an end is
+ * complete to dash.js, which does not follow its growing window (it stalls, then skips to the next Period).
+ */
+export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'representations'>, breaks: DashBreak[]): LivePeriod[] {
+  const video = read.representations.find((r) => r.kind === 'video' && r.addressing)?.addressing;
+  const first = video?.segments[0];
+  const windowStart = video && first ? (first.t - video.presentationTimeOffset) / video.timescale : 0;
+  const edge = read.periodDurationSec;
+  const periods: LivePeriod[] = [];
+  let cursor = 0;
+  let contentId = 'content-0';
+  const content = (to: number | undefined): void => {
+    // before the window, or not begun in it yet
+    if ((to !== undefined && to <= windowStart + START_TOLERANCE_SEC) || cursor >= edge - START_TOLERANCE_SEC) return;
+    periods.push({ id: contentId, kind: 'content', start: cursor, from: cursor, ...(to !== undefined ? { to, duration: to - cursor } : {}) });
+  };
+  for (const b of [...breaks].sort((x, y) => x.atSeconds - y.atSeconds)) {
+    // a break without ads leaves its content playing; one inside the content an earlier break replaced is none
+    if (!b.ads.length || b.atSeconds < cursor) continue;
+    // a break ahead of the live edge waits for it: the content Period before it stays open until its last segment is out
+    if (b.atSeconds > edge + START_TOLERANCE_SEC) break;
+    if (b.atSeconds > cursor) content(b.atSeconds);
+    let at = b.atSeconds;
+    for (const ad of b.ads) {
+      // ads longer than the break end where the content resumes (its time runs on with the wall clock)
+      const duration = Math.min(ad.duration, b.resumeSeconds - at);
+      if (duration > 0 && at + duration > windowStart) periods.push({ id: ad.periodId, kind: 'ad', ad, start: at, duration });
+      at += duration;
+    }
+    cursor = Math.max(b.atSeconds, b.resumeSeconds);
+    contentId = `content-${b.id}`;
+  }
+  content(undefined);
+  return periods;
 }

@@ -44,6 +44,18 @@ describe('mpd-reader', () => {
     expect(s).toMatchObject({ kind: 'text', sidecar: true, lang: 'en', mimeType: 'text/vtt' });
   });
 
+  it('reads a live (dynamic) MPD\'s window: its segments from the SegmentTimeline, the Period as far as its live edge', () => {
+    const live = (timeline: string): string => `<MPD ${NS} type="dynamic" availabilityStartTime="2026-01-01T00:00:00Z"><Period id="0" start="PT0S">`
+      + `<AdaptationSet contentType="video"><Representation id="v" bandwidth="1" mimeType="video/mp4"><SegmentTemplate timescale="10" startNumber="4" media="$Number$.m4s">`
+      + `<SegmentTimeline>${timeline}</SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period></MPD>`;
+    const read = ok(live('<S t="60" d="20" r="2"/>'));
+    expect(read.type).toBe('dynamic');
+    expect(read.representations[0]!.addressing!.segments.map((x) => [x.t, x.n])).toEqual([[60, 4], [80, 5], [100, 6]]);
+    expect(read.periodDurationSec).toBe(12);
+    // a last S repeating to an end the MPD does not give
+    expect(readMpd(live('<S t="60" d="20" r="-1"/>'))).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('r="-1"') });
+  });
+
   it('reports the forms it does not split as unsupported, and what is not an MPD as such', () => {
     const period = '<Period><AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentTemplate duration="2" media="$Number$.m4s"/></Representation></AdaptationSet></Period>';
     expect(readMpd(`<MPD ${NS} type="dynamic">${period}</MPD>`)).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('live') });

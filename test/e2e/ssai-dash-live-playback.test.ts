@@ -1,0 +1,154 @@
+// Issue 33, live: a stitched live DASH stream (ffmpeg's dash muxer with a sliding window, SCTE-35 splice_inserts in
+// its MPD) played in dash.js and in Shaka Player in Chromium through a break: the player reloads the viewer's MPD (its
+// Location), goes into the ad Periods and on to the content after the break, decodes frames all along without a skip
+// of the playhead or a fatal error; the ads' beacons fire once for the viewer.
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { breakEventId, DASH_LIVE_MPD_PATH, DashLiveOrigin, type DashLiveBreaks } from '../../fixtures/dash-live-origin.js';
+import { AD_SECONDS } from '../../fixtures/vast-server.js';
+import { startSsai, type SsaiHarness } from '../ssai/setup.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+
+/**
+ * Breaks of 10 s every 30 s from 24 s of the origin's Period, each announced 18 s ahead (2013 XML scheme): ads a and b
+ * fill each. dash.js plays through the first, Shaka Player through the second.
+ */
+const BREAKS: DashLiveBreaks = { firstAtSec: 24, everySec: 30, durationSec: AD_SECONDS.a + AD_SECONDS.b, announceSec: 18, scheme: 'xml' };
+const breakAt = (k: number): { id: string; at: number; resume: number } => {
+  const at = BREAKS.firstAtSec + k * BREAKS.everySec;
+  return { id: `scte-${breakEventId(BREAKS, at)}`, at, resume: at + BREAKS.durationSec };
+};
+
+/** The pages record samples of the playhead (with dash.js, its Period) and of the frames decoded, errors, Period switches. */
+const COMMON = `
+const q = new URLSearchParams(location.search);
+window.result = { samples: [], periods: [], errors: [], fatal: null };
+const v = document.getElementById('v');
+const sample = (period) => window.result.samples.push({ t: v.currentTime, period, frames: v.getVideoPlaybackQuality().totalVideoFrames });`;
+
+const DASHJS_PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/dash.js"></script><script>${COMMON}
+const player = dashjs.MediaPlayer().create();
+const E = dashjs.MediaPlayer.events;
+player.on(E.PERIOD_SWITCH_COMPLETED, (e) => window.result.periods.push({ id: e.toStreamInfo.id, start: e.toStreamInfo.start, at: v.currentTime }));
+player.on(E.ERROR, (e) => { const what = JSON.stringify(e.error || e).slice(0, 300); window.result.errors.push(what); window.result.fatal = what; });
+player.on(E.PLAYBACK_ERROR, (e) => { window.result.errors.push('playback ' + JSON.stringify(e.error || e).slice(0, 300)); });
+setInterval(() => { const s = player.getActiveStream && player.getActiveStream(); sample(s ? s.getStreamInfo().id : null); }, 250);
+player.initialize(v, q.get('src'), true);
+</script></body></html>`;
+
+const SHAKA_PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/shaka.js"></script><script>${COMMON}
+shaka.polyfill.installAll();
+const player = new shaka.Player();
+player.addEventListener('error', (e) => {
+  const what = JSON.stringify({ code: e.detail.code, severity: e.detail.severity, data: e.detail.data }).slice(0, 300);
+  window.result.errors.push(what);
+  if (e.detail.severity === shaka.util.Error.Severity.CRITICAL) window.result.fatal = what;
+});
+setInterval(() => sample(null), 250);
+player.attach(v).then(() => player.load(q.get('src'))).then(() => v.play()).catch((e) => {
+  const what = 'load ' + JSON.stringify({ code: e.code, data: e.data }).slice(0, 300);
+  window.result.errors.push(what);
+  window.result.fatal = what;
+});
+</script></body></html>`;
+
+interface PlayResult { samples: Array<{ t: number; period: string | null; frames: number }>; periods: Array<{ id: string; start: number; at: number }>; errors: string[]; fatal: string | null }
+
+describe('stitched live DASH in real players', () => {
+  let h: SsaiHarness;
+  let origin: DashLiveOrigin;
+  let guid: string;
+  let page: http.Server | undefined;
+  let pageBase = '';
+
+  beforeAll(async () => {
+    if (!(await hasChromium())) return;
+    [origin, h] = await Promise.all([DashLiveOrigin.start({ windowSegments: 8, breaks: BREAKS }), startSsai()]);
+    guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    const [dashJs, shakaJs] = await Promise.all([
+      readFile(path.resolve('node_modules/dashjs/dist/modern/umd/dash.all.min.js')),
+      readFile(path.resolve('node_modules/shaka-player/dist/shaka-player.compiled.js')),
+    ]);
+    page = http.createServer((req, res) => {
+      if (req.url?.startsWith('/dash.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(dashJs);
+      if (req.url?.startsWith('/shaka.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(shakaJs);
+      res.writeHead(200, { 'content-type': 'text/html' }).end(req.url?.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE);
+    });
+    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
+    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // the creatives are prepared for the content's shape once, before a player asks (a first session does it)
+    await origin.waitFor((m) => m.includes('<Event '), 30_000);
+    const warm = await h.get(`/v1/dash/${guid}/${DASH_LIVE_MPD_PATH}`);
+    expect(warm.status, warm.text).toBe(200);
+  }, 240_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await origin?.close();
+    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+  });
+
+  /** A new viewer plays the stream live until its playhead is 3 s into the content after the break (or a fatal error). */
+  async function play(which: 'dashjs' | 'shaka', brk: { resume: number }): Promise<PlayResult> {
+    const src = `${h.engine.url}/v1/dash/${guid}/${DASH_LIVE_MPD_PATH}`;
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${pageBase}/${which}?${new URLSearchParams({ src })}`);
+      // live: the player follows the wall clock, the break is up to 30 s away
+      await tab.waitForFunction((end) => {
+        const r = (window as unknown as { result: PlayResult }).result;
+        return r.fatal !== null || r.samples.some((s) => s.t > end);
+      }, brk.resume + 3, { timeout: 100_000, polling: 250 }).catch(() => undefined);
+      return await tab.evaluate(() => (window as unknown as { result: PlayResult }).result);
+    } finally {
+      await browser.close();
+    }
+  }
+
+  /** No fatal error, no skip of the playhead, frames decoded in the ads and after the break, its ads' beacons once. */
+  async function expectThroughTheBreak(result: PlayResult, brk: { at: number; resume: number }, impressions: { a: number; b: number }): Promise<void> {
+    const summary = JSON.stringify({ ...result, samples: result.samples.filter((_, i) => i % 8 === 0) });
+    expect(result.fatal, summary).toBeNull();
+    // the playhead went on without a skip (a player that cannot follow the content Period's window jumps ahead)
+    const playing = result.samples.filter((x) => x.frames > 0);
+    const jumps = playing.slice(1).filter((x, i) => x.t - playing[i]!.t > 1.5);
+    expect(jumps, summary).toEqual([]);
+    const between = (from: number, to: number) => result.samples.filter((s) => s.t > from && s.t < to);
+    for (const [from, to] of [[brk.at + 0.5, brk.resume - 0.5], [brk.resume + 0.5, brk.resume + 3]] as const) {
+      const seen = between(from, to);
+      expect(seen.length, `${from}–${to} ${summary}`).toBeGreaterThan(2);
+      expect(seen.at(-1)!.frames - seen[0]!.frames, `${from}–${to} ${summary}`).toBeGreaterThan(15);
+    }
+    await h.engine.ctx.services.ssai!.beacons.idle();
+    expect(h.vast.beaconCount('impression', 'a') - impressions.a).toBe(1);
+    expect(h.vast.beaconCount('impression', 'b') - impressions.b).toBe(1);
+  }
+
+  const impressionsNow = (): { a: number; b: number } => ({ a: h.vast.beaconCount('impression', 'a'), b: h.vast.beaconCount('impression', 'b') });
+
+  it('plays through a live break in dash.js: the content, the ad Periods, the content after the break, frames decoded all along', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const brk = breakAt(0);
+    const before = impressionsNow();
+    const result = await play('dashjs', brk);
+    await expectThroughTheBreak(result, brk, before);
+    // dash.js went from the content into the ads, then to the content after the break, at its start
+    const summary = JSON.stringify(result.periods);
+    const ids = result.periods.map((p) => p.id);
+    expect(ids, summary).toEqual(expect.arrayContaining([`${brk.id}-0`, `${brk.id}-1`, `content-${brk.id}`]));
+    expect(ids.indexOf(`content-${brk.id}`), summary).toBeGreaterThan(ids.indexOf(`${brk.id}-1`));
+    expect(result.periods.find((p) => p.id === `content-${brk.id}`)!.start, summary).toBeCloseTo(brk.resume, 3);
+  }, 150_000);
+
+  it('plays through the next live break in Shaka Player: frames decoded in the ads and after the break, no skip', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const brk = breakAt(1);
+    const before = impressionsNow();
+    await expectThroughTheBreak(await play('shaka', brk), brk, before);
+  }, 150_000);
+});
