@@ -90,6 +90,12 @@ describe.skipIf(missing !== undefined)('work waiting on PostgreSQL resumes when 
 
   it('delivers a notification written before PostgreSQL stopped, fires a schedule due during the outage, and keeps a live channel serving', async () => {
     // A notification written before the outage that could not go out yet: its receiver is down, so it waits for a retry.
+    // Everything written so far is delivered first: a subscription's messages go in order, so one still pending when
+    // the receiver stops (the channel's own status, on a loaded machine) would hold this one behind its retries.
+    await until('the notifications so far to be delivered', 60_000, async () => {
+      const [row] = await cluster.postgres.query<{ n: string }>(`select count(*) as n from notification_outbox where status = 'pending'`);
+      return row && Number(row.n) === 0 ? true : undefined;
+    });
     await receiver.stop();
     const doomed = await api('POST', '/workflows', { name: 'Deleted before the outage', blueprint: tinyBlueprint('mp4-loop-test') });
     const deletedId = doomed.json.id as string;
