@@ -24,7 +24,7 @@ import { ssaiError, type SsaiError } from '../errors.js';
 import { trackFor } from './avail-placement.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, type Client, type Reply } from './http-reply.js';
-import { derive, type OriginFetcher } from './origin-fetcher.js';
+import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { originUrlOf, splitQuery } from './playback-path.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 import type { StoreFallbacks } from './store-outage.js';
@@ -45,14 +45,6 @@ export interface DashPlaybackDeps {
   policyOf: (config: AdinsertConfig) => PlaylistPolicy;
   /** the empty WebVTT a sidecar text track plays during ads */
   emptyTextUri: string;
-}
-
-/** A value derived once per origin text (kept with it, as origin-fetcher.ts's derive). */
-function memoized<T>(memo: Map<string, unknown>, name: string, compute: () => T): T {
-  if (memo.has(name)) return memo.get(name) as T;
-  const value = compute();
-  memo.set(name, value);
-  return value;
 }
 
 /** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
@@ -129,7 +121,8 @@ function vodPlace(record: AvailRecord, read: MpdRead, starts: Array<{ start: num
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 6;
 
 /** `reload`: the session's own MPD URL (a live MPD's Location: its reloads come back to the session). */
-type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean; memo: Map<string, unknown>; reload: string };
+/** `fetched`: the origin MPD's fetch, whose memo holds what is derived from it (shared by every viewer of it). */
+type Started = { session: SessionRecord; read: MpdRead; origin: string; storeAway: boolean; fetched: OriginOk; reload: string };
 
 /**
  * Where a viewer's session id goes in a shared MPD text: viewers with the same breaks and creatives get one MPD but
@@ -161,7 +154,6 @@ export class DashPlayback {
     const origin = originUrlOf(config.sourceUrl, rest, split.rest);
     const fetched = await this.deps.origin.fetch(origin, { mpd: true });
     if (!fetched.ok) return fetched.error;
-    const memo = fetched.memo;
     const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
     if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
@@ -174,7 +166,7 @@ export class DashPlayback {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    if (existing) return { session: existing, read: read.value, origin, storeAway, memo, reload };
+    if (existing) return { session: existing, read: read.value, origin, storeAway, fetched, reload };
     // ads.mode and ads.debug are the HLS routes' (guided playback, debug logs): not DASH's yet
     const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
     const variants = variantsOf(origin, read.value);
@@ -190,24 +182,21 @@ export class DashPlayback {
         storeAway = true;
       }
     }
-    return { session, read: read.value, origin, storeAway, memo, reload };
+    return { session, read: read.value, origin, storeAway, fetched, reload };
   }
 
   /** The session's MPD: its VMAP breaks decided (within the decision deadline) and stitched as Periods. */
   private async stitched(config: AdinsertConfig, started: Started): Promise<Reply> {
     if (started.read.type === 'dynamic') return this.live(config, started);
-    const { session, read, origin, memo } = started;
+    const { session, read, origin, fetched } = started;
+    const memo = fetched.memo;
     const policy = this.deps.policyOf(config);
-    const starts = memoized(memo, 'mpd-starts', () => {
-      const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
-      return video?.addressing ? segmentStarts(video.addressing) : [];
-    });
+    const starts = this.startsOf(started);
     let records: AvailRecord[] = [];
     // No store, no session another proxy could read (issue 27): the viewer gets the content alone.
     if (!started.storeAway && starts.length) {
       // SCTE-35 EventStream cues place the breaks; a VOD without them takes its breaks from the ad server's VMAP
-      const cues = memoized(memo, 'mpd-cues', () => mpdCues(read));
-      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      const cues = this.cuesOf(started);
       const fromCues = cueAvails(cues.cues, starts);
       const avails = fromCues.length ? fromCues
         : await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, timelinePlaylist(starts)), [], 'read');
@@ -234,6 +223,23 @@ export class DashPlayback {
     return { status: 200, body: parts.join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
   }
 
+  /** The video timeline's segment starts, once per origin fetch (every viewer of the MPD shares them). */
+  private startsOf(started: Started): ReturnType<typeof segmentStarts> {
+    return derive(started.fetched, 'mpd-starts', () => {
+      const video = started.read.representations.find((r) => r.kind === 'video' && r.addressing);
+      return video?.addressing ? segmentStarts(video.addressing) : [];
+    });
+  }
+
+  /** The MPD's SCTE-35 cues, once per origin fetch; a malformed one is counted once per fetch, not per viewer. */
+  private cuesOf(started: Started): ReturnType<typeof mpdCues> {
+    return derive(started.fetched, 'mpd-cues', () => {
+      const cues = mpdCues(started.read);
+      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      return cues;
+    });
+  }
+
   /**
    * A live session's MPD: the breaks its window's cues announce decided on first sight (one decision per viewer and
    * break, stored), every break the session has decided placed by its record, the origin's Period split at them.
@@ -241,12 +247,10 @@ export class DashPlayback {
   private async live(config: AdinsertConfig, started: Started): Promise<Reply> {
     const { session, read, origin } = started;
     const policy = this.deps.policyOf(config);
-    const video = read.representations.find((r) => r.kind === 'video' && r.addressing);
-    const starts = video?.addressing ? segmentStarts(video.addressing) : [];
+    const starts = this.startsOf(started);
     let records: AvailRecord[] = [];
     if (!started.storeAway && starts.length) {
-      const cues = mpdCues(read);
-      for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
+      const cues = this.cuesOf(started);
       const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
       const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
       const fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));

@@ -106,6 +106,8 @@ export class SsaiServer {
   /** live pre-rolls (issue 31) */
   private readonly prerolls: LivePrerolls;
   private readonly metricChildren = new Map<string, { observe(seconds: number): void }>();
+  /** each configuration's playlist policy, by the configuration object the cache holds (a new read: a new policy) */
+  private readonly policies = new WeakMap<AdinsertConfig, PlaylistPolicy>();
   /** what the proxy does without its store (issue 27) */
   private readonly fallbacks: StoreFallbacks;
   /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
@@ -448,25 +450,27 @@ export class SsaiServer {
     return playlist(stitchMediaPlaylist(parsed.playlist, { originUrl: entry.uri, avails: [], trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, policy }).text, !isVodPlaylist(parsed.playlist));
   }
 
-  /** The configuration's cue passthrough and CDN prefixes (issue 31 item 5), ad URIs under the engine's public URL. */
+  /**
+   * The configuration's cue passthrough and CDN prefixes (issue 31 item 5), ad URIs under the engine's public URL: made
+   * once per configuration object the cache hands out (every playlist request asks), not per request.
+   */
   private policyOf(config: AdinsertConfig): PlaylistPolicy {
-    return playlistPolicy(config, this.deps.publicUrl?.() ?? '');
+    let policy = this.policies.get(config);
+    if (!policy) this.policies.set(config, policy = playlistPolicy(config, this.deps.publicUrl?.() ?? ''));
+    return policy;
   }
 
   /**
-   * Decides the avails of a playlist not yet known to the session. The cue finder keeps a break's id stable across
-   * reloads; a break whose id still differs (one seen only by PDT on one reload, by sequence on another) is the same
-   * break when it starts at the same place: matched by start.
+   * Decides the avails of a playlist not yet known to the session, and waits for those of breaks in the window. The cue
+   * finder keeps a break's id stable across reloads; a break whose id still differs (one seen only by PDT on one
+   * reload, by sequence on another) is the same break when it starts at the same place: matched by start.
    * Known avails cost no store read; an unknown one first re-reads the session's decisions from the store (another
    * instance may have made it).
    * A break is never listed before its record is stored (issue 26): one in the window (or any break of a VOD, whose
    * player reads the playlist once) is decided before the answer, within the deadline, else it gets the late record,
-   * for good; the decisions of one answer run side by side, so a VMAP's breaks share one deadline.
-   */
-  /**
-   * Decides the avails of a playlist not yet known to the session, and waits for those of breaks in the window. With
-   * `mayCut`, a decision of a break that starts far enough into the window is not waited for: it is returned
-   * (running), and the playlist ends before its break (cutBefore).
+   * for good; the decisions of one answer run side by side, so a VMAP's breaks share one deadline. With `mayCut`, a
+   * decision of a break that starts far enough into the window is not waited for: it is returned (running), and the
+   * playlist ends before its break (cutBefore).
    */
   private async decideNew(hot: HotSession, config: AdinsertConfig, found: Avail[], target: number, pl: MediaPlaylist, videoPl?: MediaPlaylist, mayCut = false): Promise<Running[]> {
     let refreshed = false;

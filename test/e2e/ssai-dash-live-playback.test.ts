@@ -2,15 +2,11 @@
 // its MPD) played in dash.js and in Shaka Player in Chromium through a break: the player reloads the viewer's MPD (its
 // Location), goes into the ad Periods and on to the content after the break, decodes frames all along without a skip
 // of the playhead or a fatal error; the ads' beacons fire once for the viewer.
-import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { breakEventId, DASH_LIVE_MPD_PATH, DashLiveOrigin, type DashLiveBreaks } from '../../fixtures/dash-live-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 
 /**
  * Breaks of 10 s every 30 s from 24 s of the origin's Period, each announced 18 s ahead (2013 XML scheme): ads a and b
@@ -61,24 +57,15 @@ describe('stitched live DASH in real players', () => {
   let h: SsaiHarness;
   let origin: DashLiveOrigin;
   let guid: string;
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
   beforeAll(async () => {
     if (!(await hasChromium())) return;
     [origin, h] = await Promise.all([DashLiveOrigin.start({ windowSegments: 8, breaks: BREAKS }), startSsai()]);
     guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
-    const [dashJs, shakaJs] = await Promise.all([
-      readFile(path.resolve('node_modules/dashjs/dist/modern/umd/dash.all.min.js')),
-      readFile(path.resolve('node_modules/shaka-player/dist/shaka-player.compiled.js')),
-    ]);
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/dash.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(dashJs);
-      if (req.url?.startsWith('/shaka.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(shakaJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(req.url?.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage((pathname) => (pathname.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE));
+    pageBase = page.base;
     // the creatives are prepared for the content's shape once, before a player asks (a first session does it)
     await origin.waitFor((m) => m.includes('<Event '), 30_000);
     const warm = await h.get(`/v1/dash/${guid}/${DASH_LIVE_MPD_PATH}`);
@@ -88,7 +75,7 @@ describe('stitched live DASH in real players', () => {
   afterAll(async () => {
     await h?.close();
     await origin?.close();
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
   });
 
   /** A new viewer plays the stream live until its playhead is 3 s into the content after the break (or a fatal error). */

@@ -2,14 +2,10 @@
 // Shaka Player in Chromium through a mid-roll: the ad Period's frames decoded and shown, the content resumed at its
 // media time where the ad Period ends (no hole in the buffer, the playhead through), no fatal error, the ad's beacons
 // fired once for the viewer.
-import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 import { readTestMpd, type TestMpd } from '../helpers/dash-mpd.js';
 
 /** What both pages record: samples of the playhead (time, the player's Period, frames decoded), errors, buffer. */
@@ -61,7 +57,7 @@ describe('stitched DASH VOD in real players', () => {
   let guid: string;
   /** the mid-roll alone (VMAP ?breaks=): a player buffering ahead reaches no other break of ad a */
   let midGuid: string;
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
   beforeAll(async () => {
@@ -69,17 +65,8 @@ describe('stitched DASH VOD in real players', () => {
     h = await startSsai();
     guid = await h.configure('/vmap', { type: 'broker', source: `${origin.url}/` });
     midGuid = await h.configure('/vmap?breaks=midroll-1', { type: 'broker', source: `${origin.url}/` });
-    const [dashJs, shakaJs] = await Promise.all([
-      readFile(path.resolve('node_modules/dashjs/dist/modern/umd/dash.all.min.js')),
-      readFile(path.resolve('node_modules/shaka-player/dist/shaka-player.compiled.js')),
-    ]);
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/dash.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(dashJs);
-      if (req.url?.startsWith('/shaka.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(shakaJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(req.url?.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage((pathname) => (pathname.startsWith('/shaka') ? SHAKA_PAGE : DASHJS_PAGE));
+    pageBase = page.base;
     // the creatives are prepared for the content's shape once, before a player asks (a first session does it)
     expect((await h.get(`/v1/dash/${guid}/${DASH_MPD_PATH}`)).text).toContain('/v1/segment/');
   }, 240_000);
@@ -87,7 +74,7 @@ describe('stitched DASH VOD in real players', () => {
   afterAll(async () => {
     await h?.close();
     await origin?.close();
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
   });
 
   /** Plays the session's MPD from `start` until the playhead is `until` (or a fatal error, or the timeout). */

@@ -1,15 +1,13 @@
 // Issue 30 point 5: guided streams (HLS Interstitials) played in hls.js 1.7 in Chromium, for a muxed MPEG-TS origin
 // and a demuxed fMP4 origin, VOD and live: hls.js's interstitial events show each break's assets started and ended,
 // the primary content resumed where it should, no fatal error; and the assets' segments fired the viewer's beacons.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 import { absoluteSegments, decodeSpans } from '../helpers/hls-decode.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import { INTERSTITIAL_CLASS } from '../../ssai/stitch/interstitials.js';
@@ -48,7 +46,7 @@ describe.each<OriginLayout>(['muxed-ts', 'demuxed-fmp4'])('guided playback in hl
   let h: SsaiHarness;
   let liveGuid: string;
   let vodGuid: string;
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
   beforeAll(async () => {
@@ -56,13 +54,8 @@ describe.each<OriginLayout>(['muxed-ts', 'demuxed-fmp4'])('guided playback in hl
     // vast4: ads a (6 s) and b (4 s) fill the whole 10 s break
     liveGuid = await h.configure('/vast4?sid=[session.id]');
     vodGuid = await h.configure('/vast4?sid=[session.id]', { type: 'broker' });
-    const hlsJs = await readFile(path.resolve('node_modules/hls.js/dist/hls.min.js'));
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage(() => PAGE);
+    pageBase = page.base;
     // The creatives are prepared for the content ladder once, before any player asks (a stitched VOD session does it).
     const master = await h.get(`/v1/master/${vodGuid}/vod/master.m3u8`);
     const first = master.text.split('\n').find((l) => l.startsWith('/v1/manifest/'))!;
@@ -71,7 +64,7 @@ describe.each<OriginLayout>(['muxed-ts', 'demuxed-fmp4'])('guided playback in hl
 
   afterAll(async () => {
     await h?.close();
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
   });
 
   /** Plays until the primary resumed after the first interstitial and played on a second (or a fatal error). */

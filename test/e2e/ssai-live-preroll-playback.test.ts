@@ -1,14 +1,10 @@
 // Issue 31 item 4 in a real player: a viewer joining a live stream in hls.js 1.7 (Chromium) sees the pre-roll first.
 // Guided: hls.js plays the CUE="PRE" interstitial's asset list before the live content, then joins live. Stitched:
 // the player starts at the pre-roll's ads (its beacons fire from the segments it fetched) and plays on into the content.
-import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_START, CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../fixtures/origin-server.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 
 /** The player page: hls.js with its interstitial events and the segments it loaded recorded. */
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
@@ -38,24 +34,19 @@ interface Result { errors: string[]; fatal: string | null; events: Array<{ name:
 
 describe('live pre-roll in hls.js', () => {
   let h: SsaiHarness;
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
   beforeAll(async () => {
     h = await startSsai({ origin: { layout: 'muxed-ts' } });
-    const hlsJs = await readFile(path.resolve('node_modules/hls.js/dist/hls.min.js'));
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage(() => PAGE);
+    pageBase = page.base;
   }, 240_000);
 
   afterAll(async () => {
     h?.origin.setRealTime(false);
     await h?.close();
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
   });
 
   /** A configuration whose pre-roll is ad a (6 s: /vast4 gives 10 s, the maximum keeps 6). */

@@ -3,15 +3,12 @@
 // `lowLatencyMode: true` through a stitched break: no fatal error, parts played before the break, the ads loaded as
 // whole segments, playback past the break's end, and the origin saw blocking requests with _HLS_msn (sent on by the proxy).
 // Guided (issue 30): the same low-latency stream with the break as an HLS Interstitial, its two ads played in turn.
-import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LL_BREAK_AT, LL_BREAK_SEGMENTS, LL_LOOP_SEGMENTS, LL_SEGMENT_SECONDS, LlOriginServer } from '../../fixtures/ll-origin-server.js';
 import { VastServer } from '../../fixtures/vast-server.js';
 import { scanMultivariantPlaylist } from '../../media/playlist-scanner.js';
 import type { TestEngine } from '../helpers/engine.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 import { startEngineWith } from '../ssai/setup.js';
 
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
@@ -70,7 +67,7 @@ describe.runIf(await hasChromium())('LL-HLS through the SSAI proxy in hls.js low
   let vast: VastServer;
   let engine: TestEngine;
   let guid = '';
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
   beforeAll(async () => {
@@ -81,13 +78,8 @@ describe.runIf(await hasChromium())('LL-HLS through the SSAI proxy in hls.js low
       headers: auth, body: { name: 'll', type: 'live', ad_server: `${vast.url}/vast4?sid=[session.id]`, source_url: `${origin.url}/` },
     });
     guid = created.body.guid as string;
-    const hlsJs = await readFile('node_modules/hls.js/dist/hls.min.js');
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage(() => PAGE);
+    pageBase = page.base;
     // Prepares the creatives for this content once, with a break in the window, so no player request waits on the encoder.
     origin.seek((LL_BREAK_AT + 3) * LL_SEGMENT_SECONDS);
     const master = await (await fetch(`${engine.url}/v1/master/${guid}/ll/master.m3u8`)).text();
@@ -96,7 +88,7 @@ describe.runIf(await hasChromium())('LL-HLS through the SSAI proxy in hls.js low
   }, 300_000);
 
   afterAll(async () => {
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
     await engine?.close();
     await Promise.all([origin?.close(), vast?.close()]);
   });

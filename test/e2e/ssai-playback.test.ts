@@ -2,16 +2,14 @@
 // with the fixture origin and ad server, for a muxed MPEG-TS origin, a muxed fMP4 origin and a demuxed fMP4 origin,
 // decode with ffmpeg without errors (frame count matching the duration) and play in hls.js in Chromium through the ad
 // and back (currentTime passes the ad start and the ad end, no fatal hls.js error, audio buffered through the ad).
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_SECONDS, BREAK_START, CLIP_SEGMENTS, LAYOUTS, SEGMENT_SECONDS, type OriginLayout } from '../../fixtures/origin-server.js';
 import { scanMediaPlaylist, scanMultivariantPlaylist, type MediaSegment } from '../../media/playlist-scanner.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
-import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from '../helpers/hls-player.js';
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 import { absoluteSegments, decodeSpans, type Decoded } from '../helpers/hls-decode.js';
 
 
@@ -70,7 +68,7 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
   let h: SsaiHarness;
   let liveGuid: string;
   let vodGuid: string;
-  let page: http.Server | undefined;
+  let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
   let work = '';
 
@@ -80,13 +78,8 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
     liveGuid = await h.configure('/vast4?sid=[session.id]');
     vodGuid = await h.configure('/vast4?sid=[session.id]', { type: 'broker' });
     work = await mkdtemp(path.join(os.tmpdir(), 'ssai-e2e-'));
-    const hlsJs = await readFile(path.resolve('node_modules/hls.js/dist/hls.min.js'));
-    page = http.createServer((req, res) => {
-      if (req.url?.startsWith('/hls.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    });
-    await new Promise<void>((r) => page!.listen(0, '127.0.0.1', r));
-    pageBase = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    page = await servePage(() => PAGE);
+    pageBase = page.base;
     // Prepares the creatives for the content ladder once (shared by the VOD and live sessions: same ladder), so no
     // player request waits on the encoder.
     const master = await h.get(`/v1/master/${vodGuid}/vod/master.m3u8`);
@@ -97,7 +90,7 @@ describe.each<OriginLayout>(['muxed-ts', 'muxed-fmp4', 'demuxed-fmp4'])('stitche
 
   afterAll(async () => {
     await h?.close();
-    await new Promise<void>((r) => (page ? page.close(() => r()) : r()));
+    await page?.close();
     if (work) await rm(work, { recursive: true, force: true });
   });
 

@@ -73,3 +73,27 @@ export async function playHls(base: string, src: string, untilSec: number, timeo
     await browser.close();
   }
 }
+
+/** The player libraries a test page loads, by the path it loads them from. */
+const PLAYER_SCRIPTS: Record<string, string> = {
+  '/hls.js': 'node_modules/hls.js/dist/hls.min.js',
+  '/dash.js': 'node_modules/dashjs/dist/modern/umd/dash.all.min.js',
+  '/shaka.js': 'node_modules/shaka-player/dist/shaka-player.compiled.js',
+};
+
+/**
+ * Serves a test's own player page (`page(pathname)`, any path but the libraries') and the player libraries at
+ * /hls.js, /dash.js and /shaka.js; returns its base URL and a close().
+ */
+export async function servePage(page: (pathname: string) => string): Promise<{ base: string; close: () => Promise<void> }> {
+  const server = http.createServer(async (req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    const script = PLAYER_SCRIPTS[pathname];
+    if (!script) return void res.writeHead(200, { 'content-type': TYPES['.html']! }).end(page(pathname));
+    res.writeHead(200, { 'content-type': TYPES['.js']! });
+    createReadStream(path.resolve(script)).pipe(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
