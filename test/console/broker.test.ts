@@ -44,7 +44,11 @@ async function stored(channel: string, from: number): Promise<StoredListing[]> {
 
 async function saveSchedule(page: Page): Promise<void> {
   const editor = page.getByRole('form', { name: 'Schedule editor' });
+  // The previous save's "Saved" is still shown when the button is clicked: wait for this save's request, after which
+  // the status was cleared, so the "Saved" polled for below is this save's.
+  const posted = page.waitForResponse((r) => r.url().includes('/broker/listings/multiple') && r.request().method() === 'POST');
   await editor.getByRole('button', { name: 'Save schedule' }).click();
+  await posted;
   await expect.poll(() => editor.getByRole('status').textContent().catch(() => '')).toMatch(/^Saved/);
   await expect.poll(() => editor.getByRole('alert').count()).toBe(0);
 }

@@ -2,7 +2,7 @@
 // chain of listings. Saving sends one contiguous batch (POST /broker/listings/multiple: the first listing starts at
 // the batch start, each starts where the previous ends, the last ends at the batch end), which the engine applies
 // atomically; what the old chain covered beyond the new one is then cleared (DELETE /broker/listings).
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, query } from '../../api';
 import { Player } from '../../components/player';
 import { Timeline } from '../../components/timeline';
@@ -54,17 +54,24 @@ export function SchedulePage(props: { guid: string }) {
     [id, from, span],
   );
   const loaded = listings.data?.data ?? [];
-  const [rows, setRows] = useState<Row[]>([]);
-  const [chainStart, setChainStart] = useState(0);
+  const [rows, loadRows] = useState<Row[]>([]);
+  const [chainStart, loadChainStart] = useState(0);
+  /**
+   * Edits since the editor last took the stored chain: a reload landing after them (the one a save starts, answered
+   * while the user already edits again) leaves them in place instead of putting the stored chain back over them.
+   */
+  const edited = useRef(false);
+  const setRows: typeof loadRows = (next) => { edited.current = true; loadRows(next); };
+  const setChainStart: typeof loadChainStart = (next) => { edited.current = true; loadChainStart(next); };
   const [preview, setPreview] = useState(false);
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
 
   // The editor starts from what is stored in the window (or an empty chain at the next full hour).
   useEffect(() => {
-    if (!listings.data) return;
-    setRows(rowsOf(loaded));
-    setChainStart(loaded[0]?.start ?? Math.ceil(Date.now() / 3_600_000) * 3600);
+    if (!listings.data || edited.current) return;
+    loadRows(rowsOf(loaded));
+    loadChainStart(loaded[0]?.start ?? Math.ceil(Date.now() / 3_600_000) * 3600);
   }, [listings.data]);
 
   const gaps = loaded.some((l, i) => i > 0 && l.start !== loaded[i - 1]!.end);
@@ -112,6 +119,8 @@ export function SchedulePage(props: { guid: string }) {
       if (oldEnd !== undefined && oldEnd > end) await clear(end, oldEnd);
       if (oldStart !== undefined && oldStart < start) await clear(oldStart, start);
       setSaved(`Saved ${planned.length} listing${planned.length === 1 ? '' : 's'}.`);
+      // the stored chain is now what the editor shows: the reload may take it, unless the user edits before it lands
+      edited.current = false;
       listings.reload();
     });
   };
