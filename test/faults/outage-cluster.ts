@@ -15,10 +15,14 @@ export interface OutageCluster {
   api: EngineProcess;
   ssai: EngineProcess[];
   workers: EngineProcess[];
-  /** the packager process, when asked for */
+  /** the first packager process, when asked for */
   packager: EngineProcess | undefined;
-  /** every engine process */
+  /** every packager process (the fault campaign runs two: one takes over the other's channels) */
+  packagers: EngineProcess[];
+  /** every engine process, the ones started later by `startRole` included */
   all: EngineProcess[];
+  /** starts one more process of the cluster's environment (a replacement after a kill, say); the balancer sends to it as to its role's others */
+  startRole(name: string, roles: string): Promise<EngineProcess>;
   dataDir: string;
   /** an ID token of the master account */
   auth: Record<string, string>;
@@ -30,8 +34,8 @@ export const alive = (p: EngineProcess): boolean => p.child.exitCode === null &&
 export interface OutageClusterOptions {
   ssai?: number;
   workers?: number;
-  /** a process with the packager role (its /live behind the balancer) */
-  packager?: boolean;
+  /** a process with the packager role (its /live behind the balancer), or how many of them */
+  packager?: boolean | number;
   logsToFiles?: boolean;
   /** more environment for every process */
   env?: Record<string, string>;
@@ -43,8 +47,9 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-outage-'));
   let api: EngineProcess | undefined;
   let ssai: EngineProcess[] = [];
-  let packager: EngineProcess | undefined;
-  const balancer = new Balancer(() => api!, () => ssai.filter(alive), () => packager);
+  let packagers: EngineProcess[] = [];
+  // /live goes to a packager that lives (a dead one's channels are served by the one that took them over)
+  const balancer = new Balancer(() => api!, () => ssai.filter(alive), () => packagers.find(alive));
   await balancer.listen();
   const env = {
     DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir, PUBLIC_URL: balancer.url,
@@ -67,16 +72,24 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
   };
   try {
     api = await role('api', 'api');
-    const [ssaiProcesses, workers, packagers] = await Promise.all([
+    const packagerCount = typeof options.packager === 'number' ? options.packager : options.packager ? 1 : 0;
+    const [ssaiProcesses, workers, packagerProcesses] = await Promise.all([
       Promise.all(Array.from({ length: options.ssai ?? 2 }, (_, i) => role(`ssai-${i + 1}`, 'ssai'))),
       Promise.all(Array.from({ length: options.workers ?? 1 }, (_, i) => role(`worker-${i + 1}`, 'worker'))),
-      Promise.all(options.packager ? [role('packager', 'packager')] : []),
+      Promise.all(Array.from({ length: packagerCount }, (_, i) => role(i === 0 ? 'packager' : `packager-${i + 1}`, 'packager'))),
     ]);
     ssai = ssaiProcesses;
-    packager = packagers[0];
+    packagers = packagerProcesses;
     const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });
     const auth = { Authorization: ((await login.json()) as { data: { IdToken: string } }).data.IdToken };
-    return { postgres, redis, balancer, api, ssai, workers, packager, all: [api, ...ssai, ...workers, ...packagers], dataDir, auth, close };
+    const startRole = async (name: string, roles: string) => {
+      const p = await role(name, roles);
+      if (roles === 'ssai') ssai.push(p);
+      if (roles === 'worker') workers.push(p);
+      if (roles === 'packager') packagers.push(p);
+      return p;
+    };
+    return { postgres, redis, balancer, api, ssai, workers, packager: packagers[0], packagers, get all() { return [...started]; }, startRole, dataDir, auth, close };
   } catch (error) {
     await close();
     throw error;
