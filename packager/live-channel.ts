@@ -45,6 +45,14 @@ export interface ChannelState {
   activeInput: string;
 }
 
+/** Why a resumed channel was off air (its packager was gone): reported as an alarm and in the archive once it is back. */
+export interface Outage {
+  reason: string;
+}
+
+/** The alarm of a channel that was off air: raised at its takeover, dated from the hole's start, cleared once back on air. */
+export const OUTAGE_ALARM = 'CHANNEL_OUTAGE';
+
 /** Per (run, index): the segment's place on the channel timeline, shared by every rendition. */
 interface TimelineEntry {
   programDateTime: number;
@@ -85,8 +93,10 @@ export class LiveChannel {
   private started: { resolve(): void; reject(error: Error): void } | undefined;
   private stopping = false;
   private writes = Promise.resolve();
+  /** a resumed channel's hole, until its first new segment: since when (ms) and why */
+  private outage: { since: number; reason: string } | undefined;
 
-  constructor(readonly spec: ChannelSpec, private readonly deps: ChannelDeps, private readonly resumed?: ChannelState) {
+  constructor(readonly spec: ChannelSpec, private readonly deps: ChannelDeps, private readonly resumed?: ChannelState, outage?: Outage) {
     this.plan = buildEncoderPlan(spec);
     this.publicDir = liveDir(deps.dataDir, spec.workflowId);
     this.workDir = workDir(deps.dataDir, spec.workflowId);
@@ -116,6 +126,8 @@ export class LiveChannel {
       // program date-times go on from where the previous engine left them
       if (last) this.lastEnd = Math.max(this.lastEnd, last.programDateTime + last.duration * 1000);
     }
+    // the hole starts where the last listed segment ends (its program date-time is the wall clock it was made at)
+    if (outage) this.outage = { since: this.lastEnd || Date.now(), reason: outage.reason };
   }
 
   get workflowId(): string {
@@ -142,6 +154,11 @@ export class LiveChannel {
     writeOwner(staging, this.deps.owner);
     renameSync(staging, this.workDir);
     await this.persist();
+    if (this.outage) {
+      const { since, reason } = this.outage;
+      this.activeAlarms.add(OUTAGE_ALARM);
+      this.deps.emit({ type: 'alarm', workflowId: this.workflowId, code: OUTAGE_ALARM, severity: 'CRITICAL', active: true, at: since, message: `off air since ${new Date(since).toISOString()}: ${reason}` });
+    }
     const multivariant = renderMultivariant(this.plan.renditions);
     await writeFile(path.join(this.publicDir, MULTIVARIANT_NAME), multivariant);
     this.outputs.multivariantWritten(multivariant);
@@ -271,6 +288,7 @@ export class LiveChannel {
 
   /** Places a segment on the channel timeline (the first rendition to report it decides) and in its playlist. */
   private async onSegment(segment: FinishedSegment): Promise<void> {
+    if (this.outage) await this.backOnAir();
     if (segment.renditionId === this.plan.archiveRenditionId) {
       await this.archive?.record(path.join(this.publicDir, segment.file), segment.duration, segment.run, segment.map ? path.join(this.publicDir, segment.map) : undefined);
     }
@@ -315,6 +333,27 @@ export class LiveChannel {
     }
     if (segment.renditionId === this.plan.renditions[0]?.id) await this.persist();
     if (this.started && [...this.playlists.values()].every((p) => p.segments.length > 0)) this.started.resolve();
+  }
+
+  /**
+   * The first segment after a hole: the outage is reported with the seconds it lasted (the alarm cleared with them,
+   * a log line, a metric) and listed in the archive, whose merged file joins the runs on either side back to back.
+   */
+  private async backOnAir(): Promise<void> {
+    const { since, reason } = this.outage!;
+    this.outage = undefined;
+    const to = Date.now();
+    const seconds = Math.round((to - since) / 100) / 10;
+    const [from, until] = [new Date(since).toISOString(), new Date(to).toISOString()];
+    this.activeAlarms.delete(OUTAGE_ALARM);
+    this.deps.emit({
+      type: 'alarm', workflowId: this.workflowId, code: OUTAGE_ALARM, severity: 'CRITICAL', active: false, at: to,
+      message: 'back on air', finalMessage: `off air for ${seconds} s (${from} to ${until}): ${reason}`,
+    });
+    this.deps.metrics?.outageSeconds.observe(seconds);
+    this.deps.logger.warn({ outageSeconds: seconds, from, to: until, reason }, 'channel back on air after an outage');
+    await this.archive?.recordGap({ seconds, from, to: until, reason }).catch((error: unknown) =>
+      this.deps.logger.error({ err: error }, 'the outage could not be listed in the archive'));
   }
 
   private async writePlaylist(renditionId: string): Promise<string> {

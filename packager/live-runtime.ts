@@ -8,7 +8,8 @@ import type { AdBreak, ChannelEndpoints, ChannelRuntime, ChannelRuntimeEvent, Ch
 import { killOrphans } from '../media/ffmpeg-orphans.js';
 import { claimWorkDir, ownerAlive, ownerOf, readOwner, registerRuntime, type ChannelOwner } from './channel-owner.js';
 import { FrontRegistry } from './ingest/front-registry.js';
-import { LiveChannel, liveDir, workDir, type ChannelState } from './live-channel.js';
+import { LiveChannel, liveDir, workDir, type ChannelState, type Outage } from './live-channel.js';
+import type { ArchiveGap } from './archive/archive-recorder.js';
 import type { LiveMetrics } from './live-metrics.js';
 
 export interface LiveRuntimeOptions {
@@ -19,7 +20,7 @@ export interface LiveRuntimeOptions {
   publicUrl: () => string;
   logger: Logger;
   /** a merged archive (spec 3.3) is also a VOD source with status `archive` (spec 2.12): registered here */
-  onArchive?: (info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }) => Promise<void>;
+  onArchive?: (info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number; gaps: ArchiveGap[] }) => Promise<void>;
   metrics?: LiveMetrics;
   sampleIntervalMs?: number;
   /** how long a start may wait for the first segment */
@@ -128,6 +129,11 @@ export class LiveRuntime implements ChannelRuntime {
     return owner !== undefined && owner.runtimeId !== this.id && ownerAlive(owner);
   }
 
+  /** The runtime named in the channel's work dir as running it, if any. */
+  ownerOf(workflowId: string): string | undefined {
+    return readOwner(workDir(this.options.dataDir, workflowId))?.runtimeId;
+  }
+
   /** Whether the channel's work dir exists (a shared data directory: some packager ran it from here). */
   hasWorkDir(workflowId: string): boolean {
     return existsSync(workDir(this.options.dataDir, workflowId));
@@ -143,13 +149,13 @@ export class LiveRuntime implements ChannelRuntime {
     this.emit(event);
   }
 
-  private create(spec: ChannelSpec, resumed?: ChannelState): LiveChannel {
+  private create(spec: ChannelSpec, resumed?: ChannelState, outage?: Outage): LiveChannel {
     return new LiveChannel(spec, {
       ffmpegPath: this.options.ffmpegPath, ffprobePath: this.options.ffprobePath, dataDir: this.options.dataDir, publicUrl: this.options.publicUrl(), fronts: this.fronts, owner: this.owner,
       logger: this.options.logger.child({ workflowId: spec.workflowId }), emit: this.emit,
       ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
       ...(this.options.sampleIntervalMs ? { sampleIntervalMs: this.options.sampleIntervalMs } : {}),
-    }, resumed);
+    }, resumed, outage);
   }
 
   async start(spec: ChannelSpec): Promise<ChannelEndpoints> {
@@ -160,10 +166,13 @@ export class LiveRuntime implements ChannelRuntime {
     return channel.start(this.options.startTimeoutMs);
   }
 
-  /** Continues a channel the previous engine ran (after orphan cleanup): same numbering, one discontinuity. */
-  async resume(state: ChannelState): Promise<ChannelEndpoints> {
+  /**
+   * Continues a channel the previous engine ran (after orphan cleanup): same numbering, one discontinuity. `outage`:
+   * the channel was off air meanwhile (its packager gone): reported as an alarm spanning the hole, and in the archive.
+   */
+  async resume(state: ChannelState, outage?: Outage): Promise<ChannelEndpoints> {
     if (this.channels.has(state.spec.workflowId)) throw new Error(`the channel of workflow ${state.spec.workflowId} already runs`);
-    const channel = this.create(state.spec, state);
+    const channel = this.create(state.spec, state, outage);
     this.channels.set(state.spec.workflowId, channel);
     return channel.start(this.options.startTimeoutMs);
   }
@@ -187,7 +196,7 @@ export class LiveRuntime implements ChannelRuntime {
     }
     if (!archive) return {};
     const url = `${this.options.publicUrl()}/media/${archive.relativePath}`;
-    await this.options.onArchive?.({ spec: channel.spec, relativePath: archive.relativePath, url, seconds: archive.seconds }).catch((error: unknown) =>
+    await this.options.onArchive?.({ spec: channel.spec, relativePath: archive.relativePath, url, seconds: archive.seconds, gaps: archive.gaps }).catch((error: unknown) =>
       this.options.logger.warn({ err: error, workflowId }, 'the archive could not be listed as a VOD source'));
     return { archiveUrl: url };
   }

@@ -18,7 +18,8 @@ import type { ChannelSpec } from '../kernel/seams/channel-runtime.js';
 import { STALE_MS } from '../kernel/seams/channel-commands.js';
 import type { ChannelRecords } from '../kernel/seams/channel-records.js';
 import { channelRecords } from '../src/channels/channel-records.js';
-import type { ChannelState } from '../packager/live-channel.js';
+import type { ChannelState, Outage } from '../packager/live-channel.js';
+import type { ArchiveGap } from '../packager/archive/archive-recorder.js';
 
 declare module '../kernel/context.js' {
   interface EngineServices {
@@ -37,7 +38,7 @@ const SWEEP_MS = 3_000;
  * encoded). Titled by the workflow's name, with the duration, picture size and file size a library lists (an archive
  * has no encode records to read them from).
  */
-async function listArchive(ctx: EngineContext, records: ChannelRecords, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number }): Promise<void> {
+async function listArchive(ctx: EngineContext, records: ChannelRecords, info: { spec: ChannelSpec; relativePath: string; url: string; seconds: number; gaps: ArchiveGap[] }): Promise<void> {
   const vod = ctx.services.vod;
   if (!vod) return; // an engine without the VOD part keeps the archive file only
   const guid = newId();
@@ -50,7 +51,7 @@ async function listArchive(ctx: EngineContext, records: ChannelRecords, info: { 
   await vod.store.create(info.spec.organizationId, guid, {
     type: 'source', title: `Archive of ${workflowName ?? `channel ${info.spec.workflowId}`}`, originalFileName: originalName,
     description: `Archive of the channel of workflow ${info.spec.workflowId}`,
-    custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds, ...picture, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
+    custom_data: { workflowId: info.spec.workflowId, archiveUrl: info.url, durationSec: info.seconds, gaps: info.gaps, ...picture, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
   }, false);
   const stored = storedFileName(originalName, ctx.clock.nowMs());
   await mkdir(vod.uploadsDir, { recursive: true });
@@ -117,8 +118,8 @@ export const packagerPart: EnginePart = {
     const records = channelRecords(ctx.store.db);
     const ids = new Set(await records.runningWorkflowIds().catch(() => [] as string[]));
     const log = ctx.logger.child({ component: 'packager' });
-    const resume = (state: ChannelState, why: string) => {
-      void runtime.resume(state).then(
+    const resume = (state: ChannelState, why: string, outage?: Outage) => {
+      void runtime.resume(state, outage).then(
         () => log.info({ workflowId: state.spec.workflowId }, `channel resumed ${why}`),
         (error: unknown) => {
           const reason = `the channel could not be resumed ${why}: ${error instanceof Error ? error.message : String(error)}`;
@@ -164,8 +165,9 @@ export const packagerPart: EnginePart = {
           return now - since < STALE_MS;
         };
         for (const id of orphans) {
+          const previous = runtime.ownerOf(id);
           const state = runtime.adoptOrphan(id, aliveElsewhere);
-          if (state) resume(state, 'after its packager was gone');
+          if (state) resume(state, 'after its packager was gone', { reason: `its packager ${previous ?? '(unknown)'} was gone; packager ${runtime.id} took the channel over` });
           else if (state === null) {
             runtime.report({ type: 'failed', workflowId: id, reason: 'its packager was gone and nothing of this channel was left to resume', at: ctx.clock.nowMs() });
             await runtime.stop(id);

@@ -62,7 +62,11 @@ export type ChannelMetric = (typeof CHANNEL_METRICS)[number];
 export type ChannelRuntimeEvent =
   /** the channel failed while running (input lost for good, process died): the control plane records it */
   | { type: 'failed'; workflowId: string; reason: string; at: number }
-  | { type: 'alarm'; workflowId: string; code: string; message: string; severity: 'WARNING' | 'CRITICAL'; active: boolean; at: number }
+  | {
+    type: 'alarm'; workflowId: string; code: string; message: string; severity: 'WARNING' | 'CRITICAL'; active: boolean; at: number;
+    /** on a clear: what the alarm's record says from now on (an outage's length, known only once it is over) */
+    finalMessage?: string;
+  }
   | { type: 'metric'; workflowId: string; metric: ChannelMetric; value: number; at: number };
 
 /** A start sent before this process restarted that another process still runs (or has answered meanwhile). */

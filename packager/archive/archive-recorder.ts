@@ -9,8 +9,8 @@
 // run is therefore merged on its own into a video and an audio file, and the runs are joined stream by stream: the
 // video goes on exactly where the previous run's video ended, and each run's audio starts where it belongs against
 // its own video (the previous run's audio tail is cut on an AAC frame boundary to make room). All stream copy.
-import { createReadStream, createWriteStream, readdirSync } from 'node:fs';
-import { copyFile, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { appendFile, copyFile, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { execTool } from '../../media/exec-tool.js';
@@ -22,6 +22,23 @@ export interface ArchiveResult {
   relativePath: string;
   segments: number;
   seconds: number;
+  /** where the channel was off air (its packager gone, say): the merged file joins the runs, the hole is listed here */
+  gaps: ArchiveGap[];
+}
+
+/**
+ * A hole in the recording. The merge joins the runs on either side back to back (an MP4 has no "nothing here"), so
+ * the hole is not in the file's timeline: it is listed with the archive (its `.json` beside it, the VOD's custom_data).
+ */
+export interface ArchiveGap {
+  /** seconds into the merged archive where the hole is */
+  atSeconds: number;
+  /** how long the channel was off air */
+  seconds: number;
+  /** wall clock (ISO 8601) of the hole's start and end */
+  from: string;
+  to: string;
+  reason: string;
 }
 
 export interface ArchiveRecorderOptions {
@@ -55,27 +72,58 @@ const KEPT_NAME = /^(\d{6})(?:_([A-Za-z0-9]+))?\.[A-Za-z0-9]+$/;
 // an fMP4 run's initialization section, kept once per run (its segments cannot be read without it)
 const KEPT_INIT = /^init_([A-Za-z0-9]+)\.mp4$/;
 
+/** One line of the recording's journal (archive-work/<id>/journal.jsonl): a resumed channel reads durations and gaps back. */
+type JournalLine = { segment: string; duration: number } | { gap: ArchiveGap };
+
 export class ArchiveRecorder {
   private readonly rawDir: string;
+  private readonly journal: string;
   private readonly segments: KeptSegment[] = [];
+  private readonly gaps: ArchiveGap[] = [];
   /** run → its kept fMP4 initialization section (MPEG-TS runs have none) */
   private readonly inits = new Map<string, string>();
   private ready: Promise<unknown>;
 
   constructor(private readonly options: ArchiveRecorderOptions) {
     this.rawDir = path.join(options.dataDir, 'archive-work', options.workflowId, '0');
+    this.journal = path.join(path.dirname(this.rawDir), 'journal.jsonl');
     this.ready = mkdir(this.rawDir, { recursive: true });
-    // a channel resumed after an engine restart keeps what it recorded before, run boundaries included (in the names)
+    // a channel resumed after an engine restart keeps what it recorded before, run boundaries included (in the names),
+    // durations and gaps (in the journal)
+    const durations = new Map<string, number>();
+    try {
+      for (const line of readFileSync(this.journal, 'utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          const entry = JSON.parse(line) as JournalLine;
+          if ('gap' in entry) this.gaps.push(entry.gap);
+          else durations.set(entry.segment, entry.duration);
+        } catch {
+          /* a line cut short by a crash or a full disk */
+        }
+      }
+    } catch {
+      /* first start, or an engine that kept no journal */
+    }
     try {
       for (const name of readdirSync(this.rawDir).sort()) {
         const match = KEPT_NAME.exec(name);
-        if (match) this.segments.push({ name, run: match[2] ?? '', duration: 0 });
+        if (match) this.segments.push({ name, run: match[2] ?? '', duration: durations.get(name) ?? 0 });
         const init = KEPT_INIT.exec(name);
         if (init) this.inits.set(init[1]!, name);
       }
     } catch {
       /* first start */
     }
+  }
+
+  /** Lists a hole where the channel was off air; it goes with the merged archive. */
+  async recordGap(gap: Omit<ArchiveGap, 'atSeconds'>): Promise<ArchiveGap> {
+    await this.ready;
+    const recorded = { atSeconds: Math.round(this.recordedSeconds * 1000) / 1000, ...gap };
+    this.gaps.push(recorded);
+    await appendFile(this.journal, `${JSON.stringify({ gap: recorded } satisfies JournalLine)}\n`);
+    return recorded;
   }
 
   /**
@@ -93,6 +141,7 @@ export class ArchiveRecorder {
     const name = `${String(this.segments.length).padStart(6, '0')}_${runName}${path.extname(file)}`;
     await keep(file, path.join(this.rawDir, name));
     this.segments.push({ name, run: runName, duration });
+    await appendFile(this.journal, `${JSON.stringify({ segment: name, duration } satisfies JournalLine)}\n`);
   }
 
   get recordedSeconds(): number {
@@ -111,8 +160,14 @@ export class ArchiveRecorder {
       const runs = consecutiveRuns(this.segments);
       if (runs.length === 1) await this.mergeOneRun(runs[0]!, partial, 'run-0');
       else await this.joinRuns(runs, partial);
+      const seconds = this.recordedSeconds;
+      const gaps = [...this.gaps];
+      // the record of what the archive holds, and of the holes it does not show, beside it (served with it on /media)
+      const record = `${file.slice(0, -path.extname(file).length)}.json`;
+      await writeFile(`${record}.partial`, JSON.stringify({ workflowId: this.options.workflowId, segments: this.segments.length, seconds, gaps }, null, 2));
+      await rename(`${record}.partial`, record);
       await rename(partial, file);
-      return { file, relativePath, segments: this.segments.length, seconds: this.recordedSeconds };
+      return { file, relativePath, segments: this.segments.length, seconds, gaps };
     } finally {
       await rm(path.dirname(this.rawDir), { recursive: true, force: true });
     }

@@ -60,7 +60,7 @@ export async function recordAdBreak(db: Db, value: { organizationId: string; wor
 }
 
 /** Raises an alarm (one active alarm per code and channel) or clears the active one of that code; notifies either. */
-export async function recordAlarm(db: Db, value: { workflowId: string; code: string; message: string; severity: string; active: boolean; at: number }): Promise<void> {
+export async function recordAlarm(db: Db, value: { workflowId: string; code: string; message: string; severity: string; active: boolean; at: number; finalMessage?: string }): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const open = await trx
       .selectFrom('channel_alarms')
@@ -74,8 +74,9 @@ export async function recordAlarm(db: Db, value: { workflowId: string; code: str
       await trx.insertInto('channel_alarms').values(alarm).execute();
       await notifyAlarm(trx, alarm);
     } else if (!value.active && open) {
-      await trx.updateTable('channel_alarms').set({ cleared_at: value.at }).where('id', '=', open.id).execute();
-      await notifyAlarm(trx, { ...open, cleared_at: value.at });
+      const message = value.finalMessage ?? open.message;
+      await trx.updateTable('channel_alarms').set({ cleared_at: value.at, message }).where('id', '=', open.id).execute();
+      await notifyAlarm(trx, { ...open, message, cleared_at: value.at });
     }
   });
 }
