@@ -42,6 +42,7 @@ export const ERROR_CATALOGUE = {
   RUNTIME_UNAVAILABLE: { status: 503, message: 'The runtime for this operation is not available' },
   CONSOLE_NOT_BUILT: { status: 503, message: 'The web console is not built on this server' },
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable; retry after the Retry-After header' },
+  INSUFFICIENT_STORAGE: { status: 507, message: 'The disk of the data directory is full' },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -14,6 +14,7 @@ import { appendFile, copyFile, link, mkdir, rename, rm, writeFile } from 'node:f
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { execTool } from '../../media/exec-tool.js';
+import { diskFullReason, isDiskFull } from '../../kernel/core/disk-full.js';
 
 export interface ArchiveResult {
   /** file inside the media store (DATA_DIR/media/archives/…) */
@@ -157,16 +158,23 @@ export class ArchiveRecorder {
       const file = path.join(this.options.dataDir, 'media', relativePath);
       await mkdir(path.dirname(file), { recursive: true });
       const partial = `${file}.partial`;
-      const runs = consecutiveRuns(this.segments);
-      if (runs.length === 1) await this.mergeOneRun(runs[0]!, partial, 'run-0');
-      else await this.joinRuns(runs, partial);
+      const record = `${file.slice(0, -path.extname(file).length)}.json`;
       const seconds = this.recordedSeconds;
       const gaps = [...this.gaps];
-      // the record of what the archive holds, and of the holes it does not show, beside it (served with it on /media)
-      const record = `${file.slice(0, -path.extname(file).length)}.json`;
-      await writeFile(`${record}.partial`, JSON.stringify({ workflowId: this.options.workflowId, segments: this.segments.length, seconds, gaps }, null, 2));
-      await rename(`${record}.partial`, record);
-      await rename(partial, file);
+      try {
+        const runs = consecutiveRuns(this.segments);
+        if (runs.length === 1) await this.mergeOneRun(runs[0]!, partial, 'run-0');
+        else await this.joinRuns(runs, partial);
+        // the record of what the archive holds, and of the holes it does not show, beside it (served with it on /media)
+        await writeFile(`${record}.partial`, JSON.stringify({ workflowId: this.options.workflowId, segments: this.segments.length, seconds, gaps }, null, 2));
+        await rename(`${record}.partial`, record);
+        await rename(partial, file);
+      } catch (error) {
+        // nothing half-written stays under a name that says complete (a full disk cuts the merge short)
+        await Promise.all([rm(partial, { force: true }), rm(`${record}.partial`, { force: true }), rm(record, { force: true })]);
+        if (isDiskFull(error)) throw new Error(diskFullReason('the archive'), { cause: error });
+        throw error;
+      }
       return { file, relativePath, segments: this.segments.length, seconds, gaps };
     } finally {
       await rm(path.dirname(this.rawDir), { recursive: true, force: true });

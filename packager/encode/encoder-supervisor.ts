@@ -7,6 +7,7 @@ import { EncoderRun, type FinishedSegment } from './encoder-run.js';
 import { execTool } from '../../media/exec-tool.js';
 import type { FfmpegExit, ProgressSample } from '../../media/ffmpeg-process.js';
 import type { RunInput } from './ffmpeg-args.js';
+import { isDiskFull, volumeFull } from '../../kernel/core/disk-full.js';
 
 /** Where the encoder reads from: the active input's ffmpeg arguments; pull inputs can be probed for a retry. */
 export interface EncoderSource {
@@ -23,7 +24,7 @@ export interface EncoderSource {
   drain?: () => Promise<void>;
 }
 
-export type SupervisorAlarm = 'INPUT_LOSS' | 'ENCODER_RESTARTED';
+export type SupervisorAlarm = 'INPUT_LOSS' | 'ENCODER_RESTARTED' | 'DISK_FULL';
 
 export type SupervisorEvent =
   | { type: 'segment'; segment: FinishedSegment; kind: RunInput['kind'] }
@@ -55,6 +56,8 @@ const DRAIN_MS = 5000;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15_000, 30_000];
 const backoff = (attempt: number): number => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
+// a full data directory: the same run is tried again this often (cheap: it fails at its first segment) until space returns
+const DISK_FULL_RETRY_MS = 3000;
 
 export const describeExit = (exit: FfmpegExit): string =>
   `ffmpeg ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`}${exit.stderrTail ? `: ${exit.stderrTail.split('\n').slice(-3).join(' | ')}` : ''}`;
@@ -253,6 +256,7 @@ export class EncoderSupervisor {
     if (run !== this.run && run !== this.leaving) return;
     if (segment.renditionId === this.options.plan.renditions[0]?.id) this.highWater = Math.max(this.highWater, run.tsOffsetSec + run.produced);
     this.everProduced = true;
+    if (this.active.has('DISK_FULL')) this.alarm('DISK_FULL', false, 'the encoder writes segments again');
     if (run.kind === 'input' && segment.renditionId === this.options.plan.renditions[0]?.id) {
       this.failures = 0;
       for (const code of [...this.active]) this.alarm(code, false, 'the input produces segments again');
@@ -264,7 +268,7 @@ export class EncoderSupervisor {
     if (active === this.active.has(code)) return;
     if (active) this.active.add(code);
     else this.active.delete(code);
-    this.options.onEvent({ type: 'alarm', code, message, severity: code === 'INPUT_LOSS' ? 'CRITICAL' : 'WARNING', active });
+    this.options.onEvent({ type: 'alarm', code, message, severity: code === 'ENCODER_RESTARTED' ? 'WARNING' : 'CRITICAL', active });
   }
 
   private onExit(run: EncoderRun, exit: FfmpegExit): void {
@@ -278,6 +282,16 @@ export class EncoderSupervisor {
       return;
     }
     this.failures += 1;
+    if (isDiskFull({ message: `${reason} ${exit.stderrTail ?? ''}` }) || volumeFull(this.options.publicDir)) {
+      // not the input's fault, and the slate would fail the same way: the same run again until space returns, the
+      // channel neither failed nor put on the slate (issue 32)
+      const why = this.watchdogKilled.has(run) ? 'it stalled writing on the full volume' : reason;
+      this.alarm('DISK_FULL', true, `the data directory is full: the encoder cannot write the channel's segments (${why})`);
+      const source = this.source;
+      const again = run.kind === 'input' && source ? () => this.replace({ kind: 'input', args: source.args() }) : () => this.useSlate();
+      this.retryTimer = setTimeout(() => void again(), DISK_FULL_RETRY_MS);
+      return;
+    }
     if (run.kind === 'slate') {
       if (this.failures > 5) {
         this.options.onEvent({ type: 'failed', reason: `the slate cannot run: ${reason}` });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EngineContext } from '../../kernel/context.js';
 import { engineError, isEngineError } from '../../kernel/core/errors.js';
+import { diskFullReason, isDiskFull } from '../../kernel/core/disk-full.js';
 import { hasPermission } from '../../kernel/http/principal.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
 import { authModeForPath, type RouteSpec } from '../../kernel/http/route.js';
@@ -111,6 +112,11 @@ export function createApp(
     if (isDatabaseUnavailable(error)) {
       ctx.logger.warn({ err: error, requestId: res.locals.requestId }, 'request failed: the database is unavailable');
       return sendError(res, engineError('DATABASE_UNAVAILABLE', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }));
+    }
+    // a full disk is the operator's to fix, not a bug: said as such (issue 32)
+    if (isDiskFull(error)) {
+      ctx.logger.error({ err: error, requestId: res.locals.requestId }, 'request failed: the disk of the data directory is full');
+      return sendError(res, engineError('INSUFFICIENT_STORAGE', diskFullReason('what this request stores')));
     }
     if (error instanceof URIError) {
       const message = 'is not valid percent-encoding';

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import type { EngineContext } from '../../kernel/context.js';
 import { engineError, isEngineError } from '../../kernel/core/errors.js';
+import { diskFullReason, isDiskFull } from '../../kernel/core/disk-full.js';
 import { brokerRoute, type RouteSpec } from '../../kernel/http/route.js';
 import { guidParams } from '../vod/vod.schema.js';
 import { storedFileName, type VodService } from '../vod/vod.service.js';
@@ -53,13 +54,20 @@ export function plainUploadRoutes(ctx: EngineContext, vod: VodService): RouteSpe
       } catch (e) {
         await rm(partial, { force: true });
         if (isEngineError(e)) throw e;
+        if (isDiskFull(e)) throw await vod.uploadFailedOnFullDisk(params.guid, e);
         throw engineError('VALIDATION_FAILED', `the upload was interrupted: ${e instanceof Error ? e.message : String(e)}`);
       }
       if (bytes === 0) {
         await rm(partial, { force: true });
         throw engineError('VALIDATION_FAILED', 'the request body is empty: send the file as the body');
       }
-      await rename(partial, target);
+      try {
+        await rename(partial, target);
+      } catch (e) {
+        await rm(partial, { force: true });
+        if (isDiskFull(e)) throw await vod.uploadFailedOnFullDisk(params.guid, e);
+        throw e;
+      }
       const status = await vod.uploaded(params.guid, name, original);
       return { status: true, data: { guid: params.guid, fileName: name, size: bytes, status } };
     },

@@ -8,6 +8,7 @@ import { FileStore } from '@tus/file-store';
 import { Server } from '@tus/server';
 import type { EngineContext } from '../../kernel/context.js';
 import { engineError, errorBody, isEngineError, type EngineError } from '../../kernel/core/errors.js';
+import { isDiskFull } from '../../kernel/core/disk-full.js';
 import { resolvePrincipal } from '../auth/authenticate.js';
 import type { Principal } from '../../kernel/http/principal.js';
 import { sendError } from '../../kernel/http/send-error.js';
@@ -84,6 +85,16 @@ export function tusMount(ctx: EngineContext, vod: VodService): (app: express.Exp
         // HEAD/PATCH/DELETE of an existing upload: only its VOD's organization may touch it.
         const upload = await datastore.getUpload(uploadId).catch(() => undefined);
         if (upload) await ownedSource(req, upload.metadata?.[METAGUID_KEY]);
+      },
+      // a full disk mid-PATCH (or at creation): 507 with a code and description, and the VOD says why; the part already
+      // written stays (tus resumes it once there is space), never marked uploaded
+      onResponseError: async (req, err) => {
+        if (!isDiskFull(err)) return undefined;
+        const id = new URL(req.url).pathname.slice(path.length + 1);
+        const upload = id ? await datastore.getUpload(id).catch(() => undefined) : undefined;
+        const guid = upload?.metadata?.[METAGUID_KEY];
+        const error = guid ? await vod.uploadFailedOnFullDisk(guid, err) : engineError('INSUFFICIENT_STORAGE', 'the upload could not be written: the disk of the data directory is full (ENOSPC); free space, then try again');
+        return tusError(error);
       },
       onUploadFinish: async (_req, upload) => {
         const guid = upload.metadata?.[METAGUID_KEY];

@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { EngineContext } from '../../kernel/context.js';
-import { engineError } from '../../kernel/core/errors.js';
+import { engineError, type EngineError } from '../../kernel/core/errors.js';
+import { diskFullReason } from '../../kernel/core/disk-full.js';
 import type { EncodeQueue } from '../../vod-encoder/queue.js';
 import { VodStore, type VodSource, type VodStatus } from './vod.store.js';
 
@@ -42,6 +43,19 @@ export class VodService {
     if (source.status === 'queued' || source.status === 'encoding') {
       throw engineError('CONFLICT', `VOD ${source.guid} is ${source.status}; wait until the encode ends`);
     }
+  }
+
+  /**
+   * An upload the full disk cut off (nothing of it is kept): the VOD says why in its statusReason, and the caller gets
+   * 507 INSUFFICIENT_STORAGE (returned, to throw). A VOD that already had a source keeps its status: only the new file failed.
+   */
+  async uploadFailedOnFullDisk(guid: string, cause: unknown): Promise<EngineError> {
+    const reason = diskFullReason('the upload');
+    this.ctx.logger.error({ guid, err: cause }, 'an upload failed: the disk of the data directory is full');
+    const source = await this.store.get(guid).catch(() => undefined);
+    if (source && !source.sourceFile) await this.store.setStatus(guid, 'error', reason).catch(() => undefined);
+    else if (source) await this.store.setStatusReason(guid, reason).catch(() => undefined);
+    return engineError('INSUFFICIENT_STORAGE', reason);
   }
 
   /** A stored upload: encode it now, or keep it in Encode-later when its metadata said encode false. */

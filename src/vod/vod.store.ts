@@ -132,6 +132,11 @@ export class VodStore {
     });
   }
 
+  /** Says why something failed without changing the status (a new upload of a VOD that keeps its earlier source). */
+  async setStatusReason(id: string, reason: string): Promise<void> {
+    await this.db.updateTable('vod_sources').set({ status_reason: reason, updated_at: this.now() }).where('id', '=', id).execute();
+  }
+
   async setProgress(id: string, progress: EncodeProgress | null): Promise<void> {
     await this.db.updateTable('vod_sources').set({ progress: progress ? toJson(progress) : null }).where('id', '=', id).execute();
   }
