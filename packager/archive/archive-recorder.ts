@@ -9,7 +9,7 @@
 // run is therefore merged on its own into a video and an audio file, and the runs are joined stream by stream: the
 // video goes on exactly where the previous run's video ended, and each run's audio starts where it belongs against
 // its own video (the previous run's audio tail is cut on an AAC frame boundary to make room). All stream copy.
-import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, copyFile, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -93,7 +93,10 @@ export class ArchiveRecorder {
     // durations and gaps (in the journal)
     const durations = new Map<string, number>();
     try {
-      for (const line of readFileSync(this.journal, 'utf8').split('\n')) {
+      const text = readFileSync(this.journal, 'utf8');
+      // a line cut short (a crash, a full disk) is ended here, so the next one is not glued to it
+      if (text && !text.endsWith('\n')) appendFileSync(this.journal, '\n');
+      for (const line of text.split('\n')) {
         if (!line) continue;
         try {
           const entry = JSON.parse(line) as JournalLine;
@@ -143,6 +146,11 @@ export class ArchiveRecorder {
     await keep(file, path.join(this.rawDir, name));
     this.segments.push({ name, run: runName, duration });
     await appendFile(this.journal, `${JSON.stringify({ segment: name, duration } satisfies JournalLine)}\n`);
+  }
+
+  /** the holes listed so far */
+  get listedGaps(): readonly ArchiveGap[] {
+    return this.gaps;
   }
 
   get recordedSeconds(): number {
