@@ -30,6 +30,15 @@ function tusError(error: EngineError): { status_code: number; body: string } {
   return { status_code: error.status, body: JSON.stringify(errorBody(error)) };
 }
 
+/** The VOD guid in an Upload-Metadata header (`key base64,key base64`), if any. */
+function metaguidOf(header: string | null): string | undefined {
+  for (const pair of (header ?? '').split(',')) {
+    const [key, value] = pair.trim().split(' ');
+    if (key === METAGUID_KEY && value) return Buffer.from(value, 'base64').toString('utf8');
+  }
+  return undefined;
+}
+
 function originalName(metadata: Record<string, string | null> | undefined): string {
   return metadata?.filename ?? metadata?.name ?? metadata?.originalFileName ?? 'upload';
 }
@@ -92,7 +101,8 @@ export function tusMount(ctx: EngineContext, vod: VodService): (app: express.Exp
         if (!isDiskFull(err)) return undefined;
         const id = new URL(req.url).pathname.slice(path.length + 1);
         const upload = id ? await datastore.getUpload(id).catch(() => undefined) : undefined;
-        const guid = upload?.metadata?.[METAGUID_KEY];
+        // a creation (POST) has no upload yet: its VOD is named in the request's Upload-Metadata
+        const guid = upload?.metadata?.[METAGUID_KEY] ?? metaguidOf(req.headers.get('upload-metadata'));
         const error = guid ? await vod.uploadFailedOnFullDisk(guid, err) : engineError('INSUFFICIENT_STORAGE', 'the upload could not be written: the disk of the data directory is full (ENOSPC); free space, then try again');
         return tusError(error);
       },

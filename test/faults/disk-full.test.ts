@@ -16,8 +16,8 @@ describe.skipIf(missing !== undefined)('the disk of DATA_DIR full', () => {
     const e = figures.evidence;
     process.stdout.write(`disk full: ${JSON.stringify({ ...figures, evidence: undefined })}\n`);
 
-    // an upload cut off mid-body, and one started on the full disk: 507, a code and a description
-    for (const answer of [e.uploadInProgress, e.uploadWhileFull]) {
+    // an upload cut off mid-body, one started on the full disk, a tus upload created on it: 507, a code and a description
+    for (const answer of [e.uploadInProgress, e.uploadWhileFull, e.tusWhileFull]) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(507);
       expect(answer.body).toMatchObject({ code: 'INSUFFICIENT_STORAGE', description: expect.stringMatching(DISK_FULL) });
     }

@@ -66,6 +66,8 @@ export interface DiskFullFigures extends FaultFigures {
     uploadInProgress: { status: number; body: Record<string, unknown> | undefined };
     /** an upload started while full */
     uploadWhileFull: { status: number; body: Record<string, unknown> | undefined };
+    /** a tus upload created while full */
+    tusWhileFull: { status: number; body: Record<string, unknown> | undefined };
     /** the VOD's record after each failed upload */
     vodAfterFailure: { status: string; statusReason: string | null };
     diskFullAlarm: { code: string; message: string; active: boolean } | undefined;
@@ -214,10 +216,17 @@ async function run(engine: EngineProcess, postgres: PrivatePostgres, dataDir: st
   fillVolume(filler); // what the removed partial file gave back
   const uploadWhileFull = await upload(`${engine.url}/broker/vod/upload/${guid}?fileName=clip.mp4`, auth, fs.readFileSync(clip));
   requestsTotal++;
+  // a resumable (tus) upload created on the full disk
+  const tus = await request(`${engine.url}/broker/upload`, {
+    method: 'POST',
+    headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': String(fs.statSync(clip).size), 'upload-metadata': `x-engine-meta-metaguid ${Buffer.from(guid).toString('base64')},filename ${Buffer.from('clip.mp4').toString('base64')}` },
+  });
+  requestsTotal++;
+  const tusWhileFull = { status: tus.status, body: tus.text ? JSON.parse(tus.text) as Record<string, unknown> : undefined };
   // refused by design (507), but refused: counted
-  requestsFailed += [uploadInProgress.status, uploadWhileFull.status].filter((status) => status !== 200).length;
+  requestsFailed += [uploadInProgress.status, uploadWhileFull.status, tusWhileFull.status].filter((status) => status !== 200).length;
   const vodAfterFailure = await vodInfo(guid);
-  log(`uploads on the full disk: ${uploadInProgress.status}, ${uploadWhileFull.status}; VOD ${vodAfterFailure.status}: ${vodAfterFailure.statusReason}`);
+  log(`uploads on the full disk: ${uploadInProgress.status}, ${uploadWhileFull.status}, tus ${tusWhileFull.status}; VOD ${vodAfterFailure.status}: ${vodAfterFailure.statusReason}`);
 
   const diskFullAlarm = await until('the channel\'s DISK_FULL alarm', 60_000, async () => {
     fillVolume(filler); // segments the live window removed give space back: the disk stays full
@@ -286,7 +295,7 @@ async function run(engine: EngineProcess, postgres: PrivatePostgres, dataDir: st
     recordsLost: completeButTruncated.length + halfWritten.length,
     details: { volumeMb: VOLUME_MB, viewers: options.viewers, uploadStatus: uploadInProgress.status, stopOnFullDisk: stopOnFullDisk.channelStatus },
     evidence: {
-      uploadInProgress, uploadWhileFull, vodAfterFailure, diskFullAlarm, alarmClearedAfterFree, playlistGrewAfterFree,
+      uploadInProgress, uploadWhileFull, tusWhileFull, vodAfterFailure, diskFullAlarm, alarmClearedAfterFree, playlistGrewAfterFree,
       stopOnFullDisk: { channelStatus: stopOnFullDisk.channelStatus, statusReason: stopOnFullDisk.statusReason }, halfWritten, completeButTruncated,
       uploadAfterFree: again.status, vodAfterFree, stopAfterFree: { channelStatus: stopAfterFree.channelStatus }, engineAlive,
     },
