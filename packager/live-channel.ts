@@ -43,6 +43,8 @@ export interface ChannelState {
   /** each rendition's playlist: a resumed channel continues the same window (one discontinuity where it resumed) */
   playlists: Record<string, PlaylistSnapshot>;
   activeInput: string;
+  /** wall clock (ms) of the last persist, at a segment's listing: where an outage's hole starts (program date-times drift behind the wall clock when the encoder runs slow) */
+  savedAt?: number;
 }
 
 /** Why a resumed channel was off air (its packager was gone): reported as an alarm and in the archive once it is back. */
@@ -126,8 +128,8 @@ export class LiveChannel {
       // program date-times go on from where the previous engine left them
       if (last) this.lastEnd = Math.max(this.lastEnd, last.programDateTime + last.duration * 1000);
     }
-    // the hole starts where the last listed segment ends (its program date-time is the wall clock it was made at)
-    if (outage) this.outage = { since: this.lastEnd || Date.now(), reason: outage.reason };
+    // the hole starts when the last segment was listed (the state is saved then)
+    if (outage) this.outage = { since: resumed?.savedAt ?? (this.lastEnd || Date.now()), reason: outage.reason };
   }
 
   get workflowId(): string {
@@ -372,6 +374,7 @@ export class LiveChannel {
       runNumber: this.supervisor?.runsStarted ?? this.resumed?.runNumber ?? 0,
       playlists: Object.fromEntries([...this.playlists].map(([id, p]) => [id, p.snapshot()])),
       activeInput: this.activeInput,
+      savedAt: Date.now(),
     };
     const file = path.join(this.workDir, 'state.json');
     await writeFile(`${file}.tmp`, JSON.stringify(state)).then(() => rename(`${file}.tmp`, file)).catch(() => undefined);
