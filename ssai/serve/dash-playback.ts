@@ -30,13 +30,15 @@ import { isSessionStoreUnavailable, type SessionStore } from '../store/session-s
 import type { StoreFallbacks } from './store-outage.js';
 import type { DebugLog } from '../store/debug-log.js';
 import { debugFlag, originEntry } from './debug-route.js';
-import { breakPolicies } from './break-gate.js';
+import { breakPolicies, suppresses } from './break-gate.js';
+import { suppressionOf, type LiveEdge } from '../decide/break-policy.js';
+import { keys } from '../decide/avail-record.js';
 
 export const MPD_TYPE = 'application/dash+xml';
 
 export interface DashPlaybackDeps {
   origin: OriginFetcher;
-  planner: Pick<AdPlanner, 'vmapAvails' | 'plan' | 'expectDecisions'>;
+  planner: Pick<AdPlanner, 'vmapAvails' | 'plan' | 'expectDecisions' | 'suppressedRecord'>;
   decisions: Pick<DecisionScheduler, 'inWindow'>;
   sessions: HotSessions;
   store: SessionStore;
@@ -44,6 +46,8 @@ export interface DashPlaybackDeps {
   logger: Logger;
   metrics: Pick<SsaiMetrics, 'cueErrors'>;
   now: () => number;
+  /** how long a session's own records (its live edge) are kept */
+  sessionTtlMs: number;
   config: (guid: string) => Promise<AdinsertConfig | SsaiError>;
   policyOf: (config: AdinsertConfig) => PlaylistPolicy;
   /** the empty WebVTT a sidecar text track plays during ads */
@@ -196,7 +200,10 @@ export class DashPlayback {
    */
   private async answeredBefore(config: AdinsertConfig, rest: string, query: string): Promise<Reply | undefined> {
     if (!query.includes('sessionId=')) return undefined;
-    const split = splitQuery(query);
+    // the query a player's reloads carry (the Location and session route's manifestUrl: sessionId alone) read without
+    // splitQuery's decoding; any other query by it
+    const bare = query.startsWith('sessionId=') && !/[&%+]/.test(query);
+    const split = bare ? { sessionId: query.slice('sessionId='.length), rest: '' } : splitQuery(query);
     if (!split.sessionId) return undefined;
     const fetched = await this.deps.origin.fetch(originUrlOf(config.sourceUrl, rest, split.rest), { mpd: true });
     if (!fetched.ok) return undefined;
@@ -342,8 +349,14 @@ export class DashPlayback {
       const cues = this.cuesOf(started);
       const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
       const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
-      const fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
-      const decided = fresh.length ? await this.decide(session, config, fresh, slot, shapeOf(read)) : [];
+      let fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
+      const suppressed: AvailRecord[] = [];
+      if (fresh.length && suppresses(config)) ({ admitted: fresh } = await this.admitLive(config, session, read, fresh, slot, suppressed));
+      const decided = [...suppressed, ...(fresh.length ? await this.decide(session, config, fresh, slot, shapeOf(read)) : [])];
+      if (suppressed.length) {
+        const hot = await this.deps.sessions.get(session.id).catch(() => undefined);
+        if (hot) mergeRecords(hot, suppressed);
+      }
       // the breaks decided before (their cues may have left the origin's MPD) stay where they were published
       records = [...known, ...decided.filter((r) => !known.some((k) => k.id === r.id))];
     }
@@ -360,6 +373,43 @@ export class DashPlayback {
       ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), removeCues: policy.removeCues, live: { location: started.reload } });
     // a live MPD is the viewer's own (its breaks as that viewer was given them): the session id filled in at once
     return { status: 200, body: text.split(SID_PLACEHOLDER).join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+  }
+
+  /**
+   * Avail suppression (issue 31) of a live DASH viewer's new breaks, as HLS's (break-gate.ts, break-policy.ts): each
+   * judged against the viewer's live edge, the end of the origin's window in the session's first live MPD, fixed then
+   * and stored with the session. A DASH break is placed in seconds of the origin Period (its cue's own time), so the
+   * edge is kept on that timeline (LiveEdge.pdtMs holds the Period's media time in ms: a single-Period live MPD's
+   * timeline does not move), and a PARTIAL_AVAIL rest starts at the moment the rules give, not on a segment boundary.
+   * A break not filled is stored as its content (no ad-server request) into `suppressed`; `admitted` are decided.
+   */
+  private async admitLive(config: AdinsertConfig, session: SessionRecord, read: MpdRead, avails: Avail[], slot: number, suppressed: AvailRecord[]): Promise<{ admitted: Avail[] }> {
+    const mine: LiveEdge = { wallMs: this.deps.now(), pdtMs: Math.round(read.periodDurationSec * 1000) };
+    let edge: LiveEdge;
+    try {
+      edge = (await this.deps.store.setIfAbsent(keys.liveEdge(session.id), mine, this.deps.sessionTtlMs)).value as LiveEdge;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      return { admitted: avails }; // (the store away: nothing is suppressed, as HLS)
+    }
+    const admitted: Avail[] = [];
+    for (const avail of avails) {
+      const at = avail.contentOffsetSeconds ?? 0;
+      const verdict = suppressionOf(config.availSuppression, at * 1000 - (edge.pdtMs ?? mine.pdtMs!), avail.duration, false);
+      if (verdict.fill === 'all') { admitted.push(avail); continue; }
+      const left = verdict.fill === 'rest' ? Math.round((avail.duration - verdict.skipSeconds) * 1000) / 1000 : 0;
+      // the rest of the break, from the moment it may be filled (less than half a segment left: none)
+      if (verdict.fill === 'rest' && left >= slot / 2) {
+        admitted.push({ ...avail, contentOffsetSeconds: Math.round((at + verdict.skipSeconds) * 1000) / 1000, duration: left, startVisible: false });
+        continue;
+      }
+      try {
+        suppressed.push(await this.deps.planner.suppressedRecord(session, avail, slot));
+      } catch (e) {
+        if (!isSessionStoreUnavailable(e)) throw e;
+      }
+    }
+    return { admitted };
   }
 
   /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashOrigin } from '../../fixtures/dash-origin.js';
+import { DASH_LIVE_MPD_PATH, DashLiveOrigin, type DashLiveBreaks } from '../../fixtures/dash-live-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import { readTestMpd } from '../helpers/dash-mpd.js';
@@ -157,5 +158,64 @@ describe('ad-operations fields on a DASH session', () => {
     // (beacons are sent aside the redirect: waited for, not assumed)
     await expect.poll(() => h.vast.beaconCount('impression', `a-${sid}`), { timeout: 10_000 }).toBe(1);
     expect(fired()).toEqual([1, 1, 0, 0]);
+  });
+});
+
+/** One 10 s break at 10 s of the live origin's Period, its cue in the MPD 6 s ahead (the viewer's edge then ~4–6 s). */
+const LIVE_BREAK: DashLiveBreaks = { firstAtSec: 10, everySec: 10_000, durationSec: 10, announceSec: 6, scheme: 'bin' };
+
+describe('avail suppression on a live DASH session', () => {
+  let h: SsaiHarness;
+  let live: DashLiveOrigin;
+
+  beforeAll(async () => {
+    [live, h] = await Promise.all([DashLiveOrigin.start({ windowSegments: 8, breaks: LIVE_BREAK }), startSsai()]);
+    // the viewers arrive once the cue is in the origin's MPD, before the break
+    await live.waitFor((m) => m.includes('<Event '), 60_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await live?.close();
+  });
+
+  type Tracking = { avails: Array<{ availId: string; duration: number; timelineOffsetSeconds?: number; ads: unknown[] }> };
+  /** A viewer of a configuration with its own tag (its ad server requests counted) and its tracking after its first MPD. */
+  async function viewer(tag: string, suppression: Record<string, string>): Promise<{ asked: number; tracking: Tracking }> {
+    const created = await h.engine.api('POST', '/broker/adinserts', {
+      headers: h.auth, body: { name: tag, type: 'live', ad_server: `${h.vast.url}/vast4?t=${tag}`, source_url: `${live.url}/`, avail_suppression: suppression },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const res = await h.get(`/v1/dash/${created.body.guid as string}/${DASH_LIVE_MPD_PATH}`);
+    expect(res.status, res.text).toBe(200);
+    const sid = new URLSearchParams(/<Location>[^<?]*\?([^<]+)<\/Location>/.exec(res.text)![1]!.replace(/&amp;/g, '&')).get('sessionId')!;
+    const tracking = JSON.parse((await h.get(`/v1/tracking/${created.body.guid as string}/${sid}`)).text) as Tracking;
+    return { asked: h.vast.requests.filter((r) => r.query.get('t') === tag).length, tracking };
+  }
+  const suppressedCount = async (): Promise<number> => Number(/ssai_breaks_unpersonalised_total\{reason="suppression"\} (\d+)/.exec((await h.get('/metrics')).text)?.[1] ?? 0);
+
+  it('leaves a break that starts within AFTER_LIVE_EDGE\'s value to its content, without asking the ad server', async () => {
+    const before = await suppressedCount();
+    const { asked, tracking } = await viewer('after-full', { mode: 'AFTER_LIVE_EDGE', value: '00:00:30', fill_policy: 'FULL_AVAIL_ONLY' });
+    expect(asked).toBe(0);
+    expect(tracking.avails.map((a) => [a.availId, a.ads.length])).toEqual([['scte-1000', 0]]);
+    expect(await suppressedCount()).toBe(before + 1);
+  });
+
+  it('fills the break ahead of the viewer\'s live edge under BEHIND_LIVE_EDGE', async () => {
+    const { asked, tracking } = await viewer('behind', { mode: 'BEHIND_LIVE_EDGE', value: '00:00:00', fill_policy: 'FULL_AVAIL_ONLY' });
+    expect(asked).toBe(1);
+    expect(tracking.avails.map((a) => [a.availId, a.timelineOffsetSeconds, a.duration, a.ads.length])).toEqual([['scte-1000', 10, 10, 2]]);
+  });
+
+  it('fills the rest of a break running at AFTER_LIVE_EDGE\'s moment under PARTIAL_AVAIL, from that moment', async () => {
+    // the edge at ~4–6 s: the break (10–20 s) may be filled from edge + 8 s, 12–14 s
+    const { asked, tracking } = await viewer('after-partial', { mode: 'AFTER_LIVE_EDGE', value: '00:00:08', fill_policy: 'PARTIAL_AVAIL' });
+    expect(asked).toBe(1);
+    const [rest] = tracking.avails;
+    expect(rest!.availId).toBe('scte-1000');
+    expect(rest!.timelineOffsetSeconds).toBeGreaterThan(10);
+    expect(rest!.timelineOffsetSeconds).toBeLessThanOrEqual(18);
+    expect(rest!.timelineOffsetSeconds! + rest!.duration).toBeCloseTo(20, 3);
   });
 });
