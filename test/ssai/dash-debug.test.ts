@@ -29,6 +29,12 @@ describe('the debug log of a DASH session', () => {
     h = await startSsai();
     // vast4: ads a (6 s) and b (4 s), the break filled
     guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    // the creatives prepared before the debug sessions decide (a viewer without debug opened until it has its ads)
+    const until = Date.now() + 180_000;
+    while (!(await h.get(`/v1/dash/${guid}/${MPD}`)).text.includes('/v1/segment/')) {
+      if (Date.now() > until) throw new Error('no viewer got its ads within 3 minutes');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }, 240_000);
 
   afterAll(async () => {
