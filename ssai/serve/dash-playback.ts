@@ -28,12 +28,17 @@ import { derive, type OriginFetcher, type OriginOk } from './origin-fetcher.js';
 import { originUrlOf, splitQuery } from './playback-path.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 import type { StoreFallbacks } from './store-outage.js';
+import type { DebugLog } from '../store/debug-log.js';
+import { debugFlag, originEntry } from './debug-route.js';
+import { breakPolicies, suppresses } from './break-gate.js';
+import { suppressionOf, type LiveEdge } from '../decide/break-policy.js';
+import { keys } from '../decide/avail-record.js';
 
 export const MPD_TYPE = 'application/dash+xml';
 
 export interface DashPlaybackDeps {
   origin: OriginFetcher;
-  planner: Pick<AdPlanner, 'vmapAvails' | 'plan' | 'expectDecisions'>;
+  planner: Pick<AdPlanner, 'vmapAvails' | 'plan' | 'expectDecisions' | 'suppressedRecord'>;
   decisions: Pick<DecisionScheduler, 'inWindow'>;
   sessions: HotSessions;
   store: SessionStore;
@@ -41,10 +46,14 @@ export interface DashPlaybackDeps {
   logger: Logger;
   metrics: Pick<SsaiMetrics, 'cueErrors'>;
   now: () => number;
+  /** how long a session's own records (its live edge) are kept */
+  sessionTtlMs: number;
   config: (guid: string) => Promise<AdinsertConfig | SsaiError>;
   policyOf: (config: AdinsertConfig) => PlaylistPolicy;
   /** the empty WebVTT a sidecar text track plays during ads */
   emptyTextUri: string;
+  /** debug sessions' logs (issue 31 item 8): a session started with ads.debug=1 logs its origin fetches here */
+  debugLog?: DebugLog;
 }
 
 /** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
@@ -135,6 +144,42 @@ const escapedSid = (sid: string): string => sid.replace(/\$/g, '$$$$').replace(/
 /** Shared MPD texts per origin text; distinct signatures beyond the bound are stitched on their own. */
 const MAX_SHARED_MPDS = 512;
 
+/**
+ * A stitched MPD shared by viewers, as the bytes written: the text encoded once, in pieces split where the session id
+ * goes. A viewer's answer is one Buffer.concat of the pieces and its id (one memcpy of the MPD), written with one
+ * res.end: no per-request join, UTF-8 encoding or length scan of the text (bench/ssai-dash.ts).
+ */
+type SharedMpd = { pieces: Buffer[] };
+const sharedMpd = (text: string): SharedMpd => ({ pieces: text.split(SID_PLACEHOLDER).map((p) => Buffer.from(p, 'utf8')) });
+function render(shared: SharedMpd, sid: Buffer): Buffer {
+  const { pieces } = shared;
+  if (pieces.length === 1) return pieces[0]!;
+  const list: Buffer[] = [];
+  let length = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    if (i > 0) { list.push(sid); length += sid.length; }
+    list.push(pieces[i]!);
+    length += pieces[i]!.length;
+  }
+  return Buffer.concat(list, length);
+}
+
+/**
+ * A VOD viewer's MPD as last answered (issue 33 item 5): the shared MPD its breaks and creatives map to, for the
+ * configuration object it was made under. Kept with the origin fetch (a new origin text starts afresh), so a viewer's
+ * MPD asked again costs the configuration and origin lookups (both cached) and a render, not the session, decision and
+ * creative lookups nor the signature. Kept VIEWER_MPD_TTL_MS: past it the next request takes the whole path again, so a
+ * creative whose plan expired (kept a week: the viewer then gets the content there) or a session gone from the store
+ * is seen within a minute.
+ */
+type ViewerMpd = { config: AdinsertConfig; guid: string; shared: SharedMpd; sid: Buffer; until: number };
+const VIEWER_MPD_TTL_MS = 60_000;
+/** Viewers remembered per origin text (the oldest dropped beyond): a pointer and an id each. */
+const MAX_VIEWER_MPDS = 200_000;
+const MPD_HEADERS: Record<string, string> = { 'cache-control': 'no-store' };
+/** The origin fetch's memo entry of the viewers answered from it. */
+const VIEWERS = 'mpd-viewers';
+
 export class DashPlayback {
   constructor(private readonly deps: DashPlaybackDeps) {}
 
@@ -142,9 +187,38 @@ export class DashPlayback {
   async mpd(guid: string, rest: string, query: string, client: Client): Promise<Reply> {
     const config = await this.deps.config(guid);
     if ('kind' in config) return fail(config);
+    const again = rest ? await this.answeredBefore(config, rest, query) : undefined;
+    if (again) return again;
     const started = await this.start(config, rest, query, client);
     if ('kind' in started) return fail(started);
     return this.stitched(config, started);
+  }
+
+  /**
+   * The MPD of a VOD viewer who asked before (ViewerMpd), or undefined: the whole path. The origin is looked up as on
+   * every request (its cache, its refresh): a changed text is a new fetch with no viewers remembered.
+   */
+  private async answeredBefore(config: AdinsertConfig, rest: string, query: string): Promise<Reply | undefined> {
+    if (!query.includes('sessionId=')) return undefined;
+    // the query a player's reloads carry (the Location and session route's manifestUrl: sessionId alone) read without
+    // splitQuery's decoding; any other query by it
+    const bare = query.startsWith('sessionId=') && !/[&%+]/.test(query);
+    const split = bare ? { sessionId: query.slice('sessionId='.length), rest: '' } : splitQuery(query);
+    if (!split.sessionId) return undefined;
+    const fetched = await this.deps.origin.fetch(originUrlOf(config.sourceUrl, rest, split.rest), { mpd: true });
+    if (!fetched.ok) return undefined;
+    const seen = (fetched.memo.get(VIEWERS) as Map<string, ViewerMpd> | undefined)?.get(split.sessionId);
+    if (!seen || seen.config !== config || seen.guid !== config.guid || this.deps.now() >= seen.until) return undefined;
+    return { status: 200, body: render(seen.shared, seen.sid), type: MPD_TYPE, headers: MPD_HEADERS };
+  }
+
+  /** Remembers a VOD viewer's MPD with the origin fetch it was stitched from (answeredBefore). */
+  private remember(config: AdinsertConfig, started: Started, shared: SharedMpd, sid: Buffer): void {
+    const viewers = derive(started.fetched, VIEWERS, () => new Map<string, ViewerMpd>());
+    // the oldest first out: a Map iterates in insertion order
+    if (viewers.size >= MAX_VIEWER_MPDS) viewers.delete(viewers.keys().next().value!);
+    viewers.delete(started.session.id);
+    viewers.set(started.session.id, { config, guid: config.guid, shared, sid, until: this.deps.now() + VIEWER_MPD_TTL_MS });
   }
 
   /** Makes (or finds, by `sessionId`) the session of an MPD; `forced` is the session route's own id and parameters. */
@@ -152,8 +226,19 @@ export class DashPlayback {
     if (!rest) return ssaiError('BAD_PLAYBACK_PATH', 'the playback path names no MPD after the configuration guid');
     const split = splitQuery(query);
     const origin = originUrlOf(config.sourceUrl, rest, split.rest);
+    // ads.debug (the session body's debug) as HLS reads it: a bad value is a 400 whether or not the session exists
+    const debug = debugFlag((forced?.playerParams ?? split.playerParams).debug);
+    if (typeof debug !== 'boolean') return debug;
+    const asked = performance.now();
     const fetched = await this.deps.origin.fetch(origin, { mpd: true });
-    if (!fetched.ok) return fetched.error;
+    // an existing debug session logs every origin fetch of its MPD, as an HLS session its playlists'
+    const logOrigin = (session: SessionRecord | undefined): void => {
+      if (session?.debug) this.deps.debugLog?.write(session, originEntry(origin, fetched, performance.now() - asked));
+    };
+    if (!fetched.ok) {
+      if (split.sessionId && !forced) logOrigin((await this.deps.sessions.get(split.sessionId).catch(() => undefined))?.session);
+      return fetched.error;
+    }
     const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
     if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
@@ -166,13 +251,17 @@ export class DashPlayback {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
-    if (existing) return { session: existing, read: read.value, origin, storeAway, fetched, reload };
-    // ads.mode and ads.debug are the HLS routes' (guided playback, debug logs): not DASH's yet
+    if (existing) {
+      logOrigin(existing);
+      return { session: existing, read: read.value, origin, storeAway, fetched, reload };
+    }
+    // ads.mode is the HLS routes' (guided playback: HLS interstitials); ads.debug is the proxy's own, not the ad server's
     const { mode: _mode, debug: _debug, ...playerParams } = forced?.playerParams ?? split.playerParams;
     const variants = variantsOf(origin, read.value);
     const layout = { variants, rungs: derive(fetched, 'mpd-rungs', () => rungsOf(read.value)) };
     // the viewer's user agent and address, for the ad server URL's [session.user_agent] and [session.client_ip]
-    const session: SessionRecord = { id: sid, guid: config.guid, origin, variants, rungs: layout.rungs, playerParams, ...client, createdAt: this.deps.now() };
+    const session: SessionRecord = { id: sid, guid: config.guid, origin, variants, rungs: layout.rungs, playerParams,
+      ...(debug && this.deps.debugLog ? { debug: true as const } : {}), ...client, createdAt: this.deps.now() };
     if (!storeAway) {
       try {
         await this.deps.sessions.save(session, layout);
@@ -181,6 +270,10 @@ export class DashPlayback {
         if (!isSessionStoreUnavailable(e)) throw e;
         storeAway = true;
       }
+    }
+    if (session.debug && !storeAway) {
+      this.deps.debugLog?.write(session, { kind: 'session', mode: 'stitched', origin, playerParams });
+      logOrigin(session);
     }
     return { session, read: read.value, origin, storeAway, fetched, reload };
   }
@@ -200,7 +293,7 @@ export class DashPlayback {
       const fromCues = cueAvails(cues.cues, starts);
       const avails = fromCues.length ? fromCues
         : await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, timelinePlaylist(starts)), [], 'read');
-      records = await this.decide(session, config.adServer, avails, Math.round(median(starts.map((s) => s.duration))) || 6, shapeOf(read));
+      records = await this.decide(session, config, avails, Math.round(median(starts.map((s) => s.duration))) || 6, shapeOf(read));
     }
     const breaks: DashBreak[] = [];
     // what the MPD text depends on besides the origin's: the layout, the policy, each break stitched and its creatives
@@ -212,15 +305,18 @@ export class DashPlayback {
       breaks.push(b);
       signature += `|${b.id},${b.atSeconds},${b.resumeSeconds}${record.ads.map((a) => `,${a.creativeKey}/${a.duration}`).join('')}`;
     }
-    const stitch = (): string[] => stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
-      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}) }).split(SID_PLACEHOLDER);
+    const stitch = (): SharedMpd => sharedMpd(stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), removeCues: policy.removeCues }));
     const key = `mpd-stitched ${signature}`;
-    let parts = memo.get(key) as string[] | undefined;
-    if (!parts) {
-      parts = stitch();
-      if (memo.size < MAX_SHARED_MPDS) memo.set(key, parts);
+    let shared = memo.get(key) as SharedMpd | undefined;
+    if (!shared) {
+      shared = stitch();
+      if (memo.size < MAX_SHARED_MPDS) memo.set(key, shared);
     }
-    return { status: 200, body: parts.join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+    const sid = Buffer.from(escapedSid(session.id), 'utf8');
+    // (a debug session's requests each log their origin fetch, and a session without the store is not one to keep)
+    if (!session.debug && !started.storeAway) this.remember(config, started, shared, sid);
+    return { status: 200, body: render(shared, sid), type: MPD_TYPE, headers: MPD_HEADERS };
   }
 
   /** The video timeline's segment starts, once per origin fetch (every viewer of the MPD shares them). */
@@ -253,8 +349,14 @@ export class DashPlayback {
       const cues = this.cuesOf(started);
       const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
       const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
-      const fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
-      const decided = fresh.length ? await this.decide(session, config.adServer, fresh, slot, shapeOf(read)) : [];
+      let fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
+      const suppressed: AvailRecord[] = [];
+      if (fresh.length && suppresses(config)) ({ admitted: fresh } = await this.admitLive(config, session, read, fresh, slot, suppressed));
+      const decided = [...suppressed, ...(fresh.length ? await this.decide(session, config, fresh, slot, shapeOf(read)) : [])];
+      if (suppressed.length) {
+        const hot = await this.deps.sessions.get(session.id).catch(() => undefined);
+        if (hot) mergeRecords(hot, suppressed);
+      }
       // the breaks decided before (their cues may have left the origin's MPD) stay where they were published
       records = [...known, ...decided.filter((r) => !known.some((k) => k.id === r.id))];
     }
@@ -268,18 +370,57 @@ export class DashPlayback {
       if (b) breaks.push(b);
     }
     const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
-      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), live: { location: started.reload } });
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), removeCues: policy.removeCues, live: { location: started.reload } });
     // a live MPD is the viewer's own (its breaks as that viewer was given them): the session id filled in at once
     return { status: 200, body: text.split(SID_PLACEHOLDER).join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
   }
 
+  /**
+   * Avail suppression (issue 31) of a live DASH viewer's new breaks, as HLS's (break-gate.ts, break-policy.ts): each
+   * judged against the viewer's live edge, the end of the origin's window in the session's first live MPD, fixed then
+   * and stored with the session. A DASH break is placed in seconds of the origin Period (its cue's own time), so the
+   * edge is kept on that timeline (LiveEdge.pdtMs holds the Period's media time in ms: a single-Period live MPD's
+   * timeline does not move), and a PARTIAL_AVAIL rest starts at the moment the rules give, not on a segment boundary.
+   * A break not filled is stored as its content (no ad-server request) into `suppressed`; `admitted` are decided.
+   */
+  private async admitLive(config: AdinsertConfig, session: SessionRecord, read: MpdRead, avails: Avail[], slot: number, suppressed: AvailRecord[]): Promise<{ admitted: Avail[] }> {
+    const mine: LiveEdge = { wallMs: this.deps.now(), pdtMs: Math.round(read.periodDurationSec * 1000) };
+    let edge: LiveEdge;
+    try {
+      edge = (await this.deps.store.setIfAbsent(keys.liveEdge(session.id), mine, this.deps.sessionTtlMs)).value as LiveEdge;
+    } catch (e) {
+      if (!isSessionStoreUnavailable(e)) throw e;
+      return { admitted: avails }; // (the store away: nothing is suppressed, as HLS)
+    }
+    const admitted: Avail[] = [];
+    for (const avail of avails) {
+      const at = avail.contentOffsetSeconds ?? 0;
+      const verdict = suppressionOf(config.availSuppression, at * 1000 - (edge.pdtMs ?? mine.pdtMs!), avail.duration, false);
+      if (verdict.fill === 'all') { admitted.push(avail); continue; }
+      const left = verdict.fill === 'rest' ? Math.round((avail.duration - verdict.skipSeconds) * 1000) / 1000 : 0;
+      // the rest of the break, from the moment it may be filled (less than half a segment left: none)
+      if (verdict.fill === 'rest' && left >= slot / 2) {
+        admitted.push({ ...avail, contentOffsetSeconds: Math.round((at + verdict.skipSeconds) * 1000) / 1000, duration: left, startVisible: false });
+        continue;
+      }
+      try {
+        suppressed.push(await this.deps.planner.suppressedRecord(session, avail, slot));
+      } catch (e) {
+        if (!isSessionStoreUnavailable(e)) throw e;
+      }
+    }
+    return { admitted };
+  }
+
   /** Every break decided side by side (one deadline for all, as an HLS VOD's VMAP breaks), kept with the session. */
-  private async decide(session: SessionRecord, adServer: string, avails: Avail[], target: number, shape: ContentShape): Promise<AvailRecord[]> {
+  private async decide(session: SessionRecord, config: AdinsertConfig, avails: Avail[], target: number, shape: ContentShape): Promise<AvailRecord[]> {
     // a session's MPD asked again: its breaks were decided and kept with it (a session never changes its mind)
     const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records;
     const kept = known ? avails.map((a) => known.find((r) => r.id === a.id)) : [];
     if (known && kept.every((r) => r !== undefined)) return kept as AvailRecord[];
-    const decided = await Promise.all(avails.map((avail) => this.deps.decisions.inWindow({ session, adServer, avail, targetDuration: target, shape })
+    // the configuration's personalization threshold and bumpers (issue 31), applied by the planner as for HLS
+    const policies = breakPolicies(config);
+    const decided = await Promise.all(avails.map((avail) => this.deps.decisions.inWindow({ session, adServer: config.adServer, avail, targetDuration: target, shape, ...(policies ? { policies } : {}) })
       .catch((e: unknown) => {
         // the store away or a failed decision: this break plays no ad (the content goes on)
         if (!isSessionStoreUnavailable(e)) this.deps.logger.warn({ err: e, session: session.id, avail: avail.id }, 'an ad decision failed');

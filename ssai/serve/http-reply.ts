@@ -11,7 +11,8 @@ const CORS: Record<string, string> = {
 const CORS_FLAT = Object.entries(CORS).flat();
 const M3U8 = 'application/vnd.apple.mpegurl';
 
-export type Reply = { status: number; body: string; type: string; headers?: Record<string, string> };
+/** `body`: text, or bytes already encoded (a DASH viewer's MPD, rendered from shared Buffer pieces). */
+export type Reply = { status: number; body: string | Buffer; type: string; headers?: Record<string, string> };
 
 export function json(status: number, value: unknown): Reply {
   return { status, body: JSON.stringify(value), type: 'application/json; charset=utf-8' };

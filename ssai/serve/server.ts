@@ -156,7 +156,8 @@ export class SsaiServer {
     });
     this.dash = new DashPlayback({
       origin: deps.origin, planner: deps.planner, decisions: this.decisions, sessions: this.sessions, store: deps.store, fallbacks: this.fallbacks,
-      logger: deps.logger, metrics: deps.metrics, now: deps.now, config: (g) => this.config(g), policyOf: (c) => this.policyOf(c), emptyTextUri: EMPTY_VTT_PATH,
+      logger: deps.logger, metrics: deps.metrics, now: deps.now, sessionTtlMs: deps.sessionTtlMs, config: (g) => this.config(g), policyOf: (c) => this.policyOf(c), emptyTextUri: EMPTY_VTT_PATH,
+      ...(deps.debugLog ? { debugLog: deps.debugLog } : {}),
     });
     this.start = new SessionStart({
       lookup: deps.lookup, origin: deps.origin, sessions: this.sessions, fallbacks: this.fallbacks, planner: deps.planner,

@@ -2,7 +2,8 @@
 // break into content Periods whose presentationTimeOffset keeps their media time (the origin's segments, numbers and
 // times unchanged, addressed on the origin through a BaseURL), and one Period per ad between them whose AdaptationSets
 // mirror the content's (ids, kinds, languages, roles, codecs, sizes) and address the prepared creative through a
-// SegmentTemplate with a SegmentTimeline. Pure: the origin's document is cloned, never edited.
+// SegmentTemplate with a SegmentTimeline. The origin's EventStreams are cut to the content Periods, its SCTE-35 ones
+// kept or left out (ad_marker_passthrough). Pure: the origin's document is cloned, never edited.
 import { XMLSerializer, type Element } from '@xmldom/xmldom';
 import { childrenNamed, isoDuration, type MpdAddressing, type MpdRead, type MpdRepresentation, type MpdSegment } from '../parse/mpd-reader.js';
 import { resolveUri } from '../../media/playlist-scanner.js';
@@ -44,7 +45,13 @@ export type StitchMpdOptions = {
   contentUri?: (absoluteUri: string) => string;
   /** a live (dynamic) MPD: Periods placed on the origin's timeline (liveTimeline below); the MPD reloads at `location` */
   live?: { location: string };
+  /** ad_marker_passthrough false (issue 31 item 5): the origin's SCTE-35 EventStreams and InbandEventStreams left out */
+  removeCues?: boolean;
 };
+
+/** The SCTE-35 schemes the cue reader reads (ssai/parse/mpd-cues.ts), and their binary inband form (SCTE 214-3). */
+const SCTE35_SCHEMES = new Set(['urn:scte:scte35:2013:xml', 'urn:scte:scte35:2014:xml+bin', 'urn:scte:scte35:2013:bin']);
+const isScte35 = (stream: Element): boolean => SCTE35_SCHEMES.has((stream.getAttribute('schemeIdUri') ?? '').trim());
 
 /** How far before a Period's start a segment may begin and still be that Period's (audio ends an AAC frame off video). */
 const START_TOLERANCE_SEC = 0.1;
@@ -100,6 +107,29 @@ function contentTemplate(a: MpdAddressing, fromSec: number, toSec: number, el: (
   return t;
 }
 
+/**
+ * An origin EventStream in the content Period of [fromSec, toSec) of the origin's: its Events that start there, their
+ * presentationTime unchanged and the stream's presentationTimeOffset moved by `fromSec` (as the segments' is), so each
+ * Event keeps its place in the media. `dropAtStart`: the Period follows a break, whose end an SCTE-35 Event at its
+ * start marks (the ads already ended it: as the HLS cue-in after stitched ads). Undefined when no Event is left.
+ */
+function eventStreamPart(stream: Element, fromSec: number, toSec: number, dropAtStart: boolean): Element | undefined {
+  const timescale = Number(stream.getAttribute('timescale') || 1);
+  const pto = Number(stream.getAttribute('presentationTimeOffset') || 0);
+  if (!(timescale > 0) || !Number.isFinite(pto)) return undefined;
+  const part = stream.cloneNode(true) as Element;
+  let kept = 0;
+  for (const event of childrenNamed(part, 'Event')) {
+    const at = (Number(event.getAttribute('presentationTime') || 0) - pto) / timescale;
+    const inside = at >= fromSec - START_TOLERANCE_SEC && at < toSec - START_TOLERANCE_SEC;
+    if (!inside || (dropAtStart && Math.abs(at - fromSec) <= START_TOLERANCE_SEC)) part.removeChild(event);
+    else kept += 1;
+  }
+  if (!kept) return undefined;
+  if (fromSec > 0) part.setAttribute('presentationTimeOffset', String(pto + Math.round(fromSec * timescale)));
+  return part;
+}
+
 /** The stitched MPD's text. */
 export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   const { doc, mpd, period } = read;
@@ -135,15 +165,31 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   };
   const addAds = (b: DashBreak): void => { for (const ad of b.ads) addPeriod(adPeriod(ad), ad.duration); };
 
-  const contentPeriod = (i: number, from: number, to: number): Element => {
+  const contentPeriod = (i: number, from: number, to: number, afterBreak: boolean): Element => {
     const p = period.cloneNode(true) as Element;
     p.setAttribute('id', `content-${i}`);
-    for (const c of [...childrenNamed(p, 'BaseURL'), ...childrenNamed(p, 'SegmentTemplate'), ...childrenNamed(p, 'EventStream')]) p.removeChild(c);
+    const streams = childrenNamed(p, 'EventStream');
+    for (const c of [...childrenNamed(p, 'BaseURL'), ...childrenNamed(p, 'SegmentTemplate'), ...streams]) p.removeChild(c);
     const baseUrl = el('BaseURL');
     baseUrl.appendChild(doc.createTextNode(opts.contentUri ? opts.contentUri(contentBase) : contentBase));
     p.insertBefore(baseUrl, p.firstChild);
+    // the origin's EventStreams, each cut to this Period (ad_marker_passthrough: its SCTE-35 ones kept or left out),
+    // after the BaseURL, before the AdaptationSets (the Period's order, ISO/IEC 23009-1 Table 4)
+    const firstSet = childrenNamed(p, 'AdaptationSet')[0] ?? null;
+    for (const stream of streams) {
+      const scte = isScte35(stream);
+      if (scte && opts.removeCues) continue;
+      const part = eventStreamPart(stream, from, to, scte && afterBreak);
+      if (part) p.insertBefore(part, firstSet);
+    }
     childrenNamed(p, 'AdaptationSet').forEach((set, setIndex) => {
       for (const t of childrenNamed(set, 'SegmentTemplate')) set.removeChild(t);
+      // (inband cues are in the content's segments, which the proxy does not touch: with passthrough off the players
+      // are not told to read them)
+      if (opts.removeCues) {
+        for (const x of childrenNamed(set, 'InbandEventStream')) if (isScte35(x)) set.removeChild(x);
+        for (const rep of childrenNamed(set, 'Representation')) for (const x of childrenNamed(rep, 'InbandEventStream')) if (isScte35(x)) rep.removeChild(x);
+      }
       const reps = childrenNamed(set, 'Representation');
       let kept = 0;
       for (const rep of reps) {
@@ -217,7 +263,7 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
 
   if (opts.live) {
     for (const p of liveTimeline(read, breaks)) {
-      const element = p.kind === 'content' ? contentPeriod(0, p.from, p.to ?? Infinity) : adPeriod(p.ad);
+      const element = p.kind === 'content' ? contentPeriod(0, p.from, p.to ?? Infinity, p.from > 0) : adPeriod(p.ad);
       element.setAttribute('id', p.id);
       element.setAttribute('start', isoDuration(read.periodStartSec + p.start));
       if (p.duration !== undefined) element.setAttribute('duration', isoDuration(p.duration));
@@ -230,15 +276,17 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   // the content from `cursor` up to each break, the break's ads, the content again from where the break resumes it
   let cursor = 0;
   let part = 0;
+  let afterAds = false;
   const end = read.periodDurationSec;
   for (const b of breaks) {
     const from = Math.min(b.atSeconds, end);
     if (from < cursor) continue; // inside the content another break replaced
-    if (from > cursor) addPeriod(contentPeriod(part++, cursor, from), from - cursor);
+    if (from > cursor) addPeriod(contentPeriod(part++, cursor, from, afterAds), from - cursor);
     addAds(b);
+    afterAds = true;
     cursor = Math.max(from, Math.min(b.resumeSeconds, end));
   }
-  if (cursor < end) addPeriod(contentPeriod(part, cursor, end), end - cursor);
+  if (cursor < end) addPeriod(contentPeriod(part, cursor, end, afterAds), end - cursor);
   out.setAttribute('mediaPresentationDuration', isoDuration(at));
   return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
 }

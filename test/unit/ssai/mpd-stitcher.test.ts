@@ -38,9 +38,12 @@ describe('mpd-stitcher', () => {
     expect(after.sets.map((s) => s.id)).toEqual(['7']); // the thumbnails' set, of a kind not read, is left out
     const hi = after.sets[0]!.representations[0]!;
     expect([hi.startNumber, hi.presentationTimeOffset, hi.timescale]).toEqual([5, 4000, 1000]);
-    // neither the origin's Location nor its EventStream is passed on (a reload would leave the proxy, times would be off)
+    // the origin's Location is not passed on (a reload would leave the proxy); its EventStream goes with the content
+    // Period its Event is in (at 1 s: the first), the stream's offset that of the Period (0)
     expect(text).not.toContain('Location');
-    expect(text).not.toContain('EventStream');
+    expect(text.match(/<EventStream /g)?.length).toBe(1);
+    expect(text.indexOf('<EventStream ')).toBeLessThan(text.indexOf('id="b-0"'));
+    expect(text).toContain('<EventStream schemeIdUri="urn:example"><Event presentationTime="1"/></EventStream>');
   });
 
   it('mirrors the content\'s AdaptationSets in an ad Period, with literal $ escaped in its templates', () => {
