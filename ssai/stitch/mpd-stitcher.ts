@@ -144,6 +144,8 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     p.insertBefore(baseUrl, p.firstChild);
     childrenNamed(p, 'AdaptationSet').forEach((set, setIndex) => {
       for (const t of childrenNamed(set, 'SegmentTemplate')) set.removeChild(t);
+      // inband SCTE-35 cues are consumed as the EventStreams are (the proxy read them from the segments)
+      for (const el of [set, ...childrenNamed(set, 'Representation')]) for (const e of childrenNamed(el, 'InbandEventStream')) if (/^urn:scte:scte35:/.test(e.getAttribute('schemeIdUri') ?? '')) el.removeChild(e);
       const reps = childrenNamed(set, 'Representation');
       let kept = 0;
       for (const rep of reps) {
