@@ -20,8 +20,11 @@ export type InbandDeps = {
   /** ssai_cue_errors_total{reason}: a segment's unreadable cues, counted once when the segment is read */
   cueErrors: Counter<'reason'>;
   timeoutMs?: number;
-  /** how long an MPD request waits for the segments' reads */
-  waitMs?: number;
+  /**
+   * How long an MPD request waits for the segments' reads: live 3 s (a window's new segments, a few), VOD 10 s (every
+   * segment on the first request; a session decided before they are read keeps the breaks it was given)
+   */
+  waitMs?: { live: number; vod: number };
   /** bytes read of a segment at most before its first moof */
   maxHeadBytes?: number;
 };
@@ -87,7 +90,7 @@ export class InbandCues {
     void this.readAll(queue, ptoSec, state, reads);
     const all = Promise.all(wanted.map((w) => state.segments.get(w.url)));
     let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([all, new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), this.deps.waitMs ?? 3000); timer.unref(); })]);
+    const waited = await Promise.race([all, new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), read.type === 'static' ? this.deps.waitMs?.vod ?? 10_000 : this.deps.waitMs?.live ?? 3000); timer.unref(); })]);
     clearTimeout(timer);
     const results = waited ?? await Promise.all(wanted.map((w) => Promise.race([state.segments.get(w.url), Promise.resolve(undefined)])));
     const out: InbandRead = { cues: [], warnings: [], complete: results.every((r) => r !== undefined) };

@@ -54,6 +54,10 @@ describe.skipIf(!VECTORS_DIR)('DASH VOD with SCTE-35 in emsg boxes (InbandEventS
 
   it('places the breaks the emsg boxes carry: v1 on the media timeline, v0 from its segment\'s start, the content resuming with its media time', async () => {
     const url = `${h.engine.url}/v1/dash/${guid}/${INBAND_MPD_PATH}`;
+    // the first viewer's MPD starts the segments' reads (it waits for them, up to a deadline a loaded machine may pass)
+    expect((await h.get(url)).status).toBe(200);
+    while (!/ssai_dash_inband_segments_total\{result="read"\} 8\b/.test((await h.get('/metrics')).text)) await new Promise((r) => setTimeout(r, 100));
+    const asked = h.vast.requests.length;
     const res = await h.get(url);
     expect(res.status, res.text).toBe(200);
     const mpd = readTestMpd(res.text, url);
@@ -66,7 +70,7 @@ describe.skipIf(!VECTORS_DIR)('DASH VOD with SCTE-35 in emsg boxes (InbandEventS
       expect(Math.abs(rep.segments[0]!.t / rep.timescale - 8), rep.id).toBeLessThan(0.1);
     }
     // the ad server was asked for each break's length: 6 s, then the 4 s left of the clip
-    expect(h.vast.requests.filter((r) => r.path === '/vast4').length).toBe(2);
+    expect(h.vast.requests.slice(asked).filter((r) => r.path === '/vast4').length).toBe(2);
     // the ad Periods decode (ffmpeg), as long as their ads
     const dir = await mkdtemp(path.join(os.tmpdir(), 'engine-dash-inband-decode-'));
     for (const p of [mpd.periods[1]!, mpd.periods[3]!]) {
