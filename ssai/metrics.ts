@@ -19,6 +19,8 @@ export interface SsaiMetrics {
   vastErrors: Counter<'code'>;
   /** malformed cues ignored (issue 19 point 3), once per origin fetch */
   cueErrors: Counter<'reason'>;
+  /** DASH media segments read for their emsg cues (issue 33, InbandEventStream), by result: read, error */
+  inbandSegments: Counter<'result'>;
   /** ad decisions made ahead of their break (announced by a future cue), and decisions that missed their deadline */
   decisionsEarly: Counter;
   decisionsLate: Counter;
@@ -69,6 +71,7 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     originErrors: new Counter({ name: 'ssai_origin_errors_total', help: 'Origin playlist fetches that failed, by reason', labelNames: ['reason'] as const, registers: [registry] }),
     originFetches: new Counter({ name: 'ssai_origin_fetches_total', help: 'Origin playlist requests actually sent (after coalescing)', registers: [registry] }),
     creativesSkipped: new Counter({ name: 'ssai_creatives_skipped_total', help: 'Ads left out of an avail, by reason', labelNames: ['reason'] as const, registers: [registry] }),
+    inbandSegments: new Counter({ name: 'ssai_dash_inband_segments_total', help: 'DASH media segments read for their inband (emsg) SCTE-35 cues, once per origin, by result', labelNames: ['result'] as const, registers: [registry] }),
     cueErrors: new Counter({ name: 'ssai_cue_errors_total', help: 'Malformed ad cues ignored in origin playlists (once per fetch), by reason', labelNames: ['reason'] as const, registers: [registry] }),
     decisionsEarly: new Counter({ name: 'ssai_decisions_early_total', help: 'Ad decisions made ahead of their break, spread over its announcement lead', registers: [registry] }),
     decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),

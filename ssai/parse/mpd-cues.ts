@@ -17,7 +17,7 @@ export type MpdCueWarning = { message: string; reason: CueErrorReason };
 /** 90 kHz: SCTE-35 durations. */
 const TICKS = 90_000;
 /** No ad break lasts longer (as cue-finder): a longer one is a malformed cue. */
-const MAX_BREAK_SECONDS = 7200;
+export const MAX_BREAK_SECONDS = 7200;
 
 function descendant(el: Element, name: string): Element | undefined {
   const all = el.getElementsByTagNameNS('*', name);
@@ -52,8 +52,16 @@ function fromXml(event: Element): Omit<MpdCue, 'atSec' | 'scheme'> | string | un
 
 /** The cue of an Event of the 2014 binary scheme: the decoded section. */
 function fromBinary(event: Element): Omit<MpdCue, 'atSec' | 'scheme'> | string | undefined {
-  const b64 = (descendant(event, 'Binary')?.textContent ?? event.textContent ?? '').trim();
-  const decoded = decodeScte35(b64);
+  return sectionCue((descendant(event, 'Binary')?.textContent ?? event.textContent ?? '').trim());
+}
+
+/**
+ * The cue of a binary splice_info_section (base64, or bytes: an emsg's message_data): its direction, id and break or
+ * segmentation duration; undefined for a section that is no break (splice_null, a program start); a string: why it
+ * cannot be read.
+ */
+export function sectionCue(section: string | Uint8Array): Omit<MpdCue, 'atSec' | 'scheme'> | string | undefined {
+  const decoded = decodeScte35(section);
   if (!decoded.ok) return `${decoded.error.code}: ${decoded.error.message}`;
   const info = decoded.value;
   const dir = cueDirection(info);
@@ -94,13 +102,24 @@ export function mpdCues(read: MpdRead): { cues: MpdCue[]; warnings: MpdCueWarnin
       cues.push({ ...cue, atSec: at, scheme });
     }
   }
-  cues.sort((a, b) => a.atSec - b.atSec);
+  return { cues: orderedCues(cues), warnings };
+}
+
+/**
+ * Cues of every source of a Period (its EventStreams, its segments' emsg boxes) in time order, each once (an inband
+ * cue repeats in the segments up to its splice), an out cue without a length lasting until the next in cue (else an
+ * insertion point: duration 0).
+ */
+export function orderedCues(all: readonly MpdCue[]): MpdCue[] {
+  const seen = new Set<string>();
+  const cues = all.filter((c) => { const k = `${c.id} ${c.dir} ${c.atSec}`; if (seen.has(k)) return false; seen.add(k); return true; })
+    .map((c) => ({ ...c })).sort((a, b) => a.atSec - b.atSec);
   cues.forEach((c, i) => {
     if (c.dir !== 'out' || c.durationSec !== undefined) return;
     const back = cues.slice(i + 1).find((x) => x.dir === 'in');
     c.durationSec = back ? back.atSec - c.atSec : 0;
   });
-  return { cues, warnings };
+  return cues;
 }
 
 /** The boundary of `starts` (segment starts, then the end) nearest to `sec`: its index. */

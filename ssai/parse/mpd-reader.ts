@@ -1,7 +1,10 @@
 // A DASH MPD as the proxy reads it (issue 33 "DASH ad insertion"): parsed with @xmldom/xmldom (the parser
 // vod-encoder/captions.ts edits MPDs with), its Period's AdaptationSets and Representations, and each Representation's
 // segments from its SegmentTemplate (SegmentTimeline or @duration), inherited from the Period and AdaptationSet as
-// ISO/IEC 23009-1 §5.3.9 says. Pure; the forms the stitcher cannot split yet are reported, never guessed.
+// ISO/IEC 23009-1 §5.3.9 says. A live MPD addressed by the clock (SegmentTemplate@duration, a SegmentTimeline whose
+// last S repeats with r="-1") is read at a given time: its window is what the wall clock makes available (DASH-IF IOP
+// 4.3 §4.3.2.2), written back as the SegmentTimeline of that moment. Pure; the forms the stitcher cannot split yet
+// are reported, never guessed.
 import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 
 export type MpdTrackKind = 'video' | 'audio' | 'text';
@@ -18,10 +21,18 @@ export type MpdAddressing = {
   initialization?: string;
   /** @duration of a template without a SegmentTimeline (every segment as long, the last one cut by the Period) */
   duration?: number;
-  /** whether the segments come from a SegmentTimeline */
+  /** whether the segments come from a SegmentTimeline (or are written as one: a live window known by the clock) */
   timeline: boolean;
   segments: MpdSegment[];
+  /** a live window read off the clock: seconds of the Period at which its next segment becomes available */
+  clockNextSec?: number;
 };
+
+/**
+ * A live Period's clock at the moment of reading: seconds since the Period's start on the wall clock
+ * (now − availabilityStartTime − Period@start) and the MPD's timeShiftBufferDepth.
+ */
+export type MpdClock = { elapsedSec: number; timeShiftSec?: number };
 
 export type MpdRepresentation = {
   /** the Representation element (the stitcher clones and edits its document) */
@@ -57,6 +68,11 @@ export type MpdRead = {
   /** live (dynamic): seconds of the Period up to the live edge, the end of the first video Representation's window */
   periodDurationSec: number;
   representations: MpdRepresentation[];
+  /**
+   * A live window read off the clock (SegmentTemplate@duration, r="-1"): the wall-clock time (ms) at which the next
+   * segment becomes available, when this read is out of date. Undefined: the MPD's text says it all.
+   */
+  clockUntilMs?: number;
 };
 
 export type MpdReadResult = { ok: true; value: MpdRead } | { ok: false; unsupported: boolean; message: string };
@@ -113,8 +129,11 @@ function kindOf(set: Element, rep: Element): MpdTrackKind | undefined {
   return undefined;
 }
 
-/** The segments a SegmentTimeline lists; `r="-1"` repeats up to the Period's end (`endT`). */
-function timelineSegments(timeline: Element, startNumber: number, endT: number): MpdSegment[] | string {
+/**
+ * The segments a SegmentTimeline lists; `r="-1"` repeats up to the next S's @t, else the Period's end (`endT`), else
+ * in a live Period the live edge (`edgeT`, the clock's: only segments wholly out by now).
+ */
+function timelineSegments(timeline: Element, startNumber: number, endT: number, edgeT?: number, fromT = -Infinity): MpdSegment[] | string {
   const out: MpdSegment[] = [];
   let t = 0;
   let n = startNumber;
@@ -127,9 +146,17 @@ function timelineSegments(timeline: Element, startNumber: number, endT: number):
     let r = num(s, 'r') ?? 0;
     if (r < 0) {
       const next = num(ss[i + 1], 't') ?? endT;
-      // a live window's last S repeating to an end nobody knows: the MPD update that ends it is not read yet
-      if (!Number.isFinite(next)) return 'a dynamic MPD\'s SegmentTimeline ends with @r="-1"';
-      r = Math.ceil((next - t) / d) - 1;
+      if (Number.isFinite(next)) r = Math.ceil((next - t) / d) - 1;
+      // a live window's last S repeating on: the segments the clock has made available (their end passed)
+      else if (edgeT !== undefined) {
+        r = Math.floor((edgeT - t) / d + 1e-9) - 1;
+        // a repeat running for days: the segments before the time shift buffer are skipped, not listed
+        const skip = Math.max(0, Math.min(r, Math.floor((fromT - t) / d)));
+        t += skip * d;
+        n += skip;
+        r -= skip;
+      }
+      else return 'a dynamic MPD\'s SegmentTimeline ends with @r="-1" and the MPD gives no availabilityStartTime';
     }
     for (let k = 0; k <= r; k++) {
       out.push({ t, d, n });
@@ -140,11 +167,21 @@ function timelineSegments(timeline: Element, startNumber: number, endT: number):
   return out;
 }
 
+/** Segments a clock-read live window lists at most (no timeShiftBufferDepth: the most recent). */
+const MAX_CLOCK_SEGMENTS = 1800;
+
+/** A clock-read window's segments that end within the time shift buffer (the last MAX_CLOCK_SEGMENTS without one). */
+function inTimeShift(segments: MpdSegment[], pto: number, timescale: number, clock: MpdClock): MpdSegment[] {
+  const from = clock.timeShiftSec !== undefined ? pto + (clock.elapsedSec - clock.timeShiftSec) * timescale : -Infinity;
+  // (the newest segment out stays listed however short the buffer)
+  return segments.filter((s, i) => s.t + s.d > from || i === segments.length - 1).slice(-MAX_CLOCK_SEGMENTS);
+}
+
 /**
  * The effective SegmentTemplate of a Representation (Period, AdaptationSet, Representation: the nearest wins); a string
  * says why it cannot be read, undefined: no SegmentTemplate at any level. Also read by ssai/check/mpd-checker.ts.
  */
-export function addressingOf(levels: Element[], periodDurationSec: number): MpdAddressing | string | undefined {
+export function addressingOf(levels: Element[], periodDurationSec: number, clock?: MpdClock): MpdAddressing | string | undefined {
   const templates = levels.map((l) => childrenNamed(l, 'SegmentTemplate')[0]).filter((t): t is Element => t !== undefined);
   if (!templates.length) {
     if (levels.some((l) => childrenNamed(l, 'SegmentList').length || childrenNamed(l, 'SegmentBase').length)) return 'SegmentBase and SegmentList are not split yet';
@@ -162,15 +199,34 @@ export function addressingOf(levels: Element[], periodDurationSec: number): MpdA
     ...(media ? { media } : {}), ...(initialization ? { initialization } : {}) };
   const endT = presentationTimeOffset + Math.round(periodDurationSec * timescale);
   const timeline = nearest.map((t) => childrenNamed(t, 'SegmentTimeline')[0]).find((t) => t !== undefined);
+  const live = !Number.isFinite(periodDurationSec);
   if (timeline) {
-    const segments = timelineSegments(timeline, startNumber, endT);
+    const edgeT = live && clock ? presentationTimeOffset + Math.floor(clock.elapsedSec * timescale) : undefined;
+    const fromT = live && clock ? presentationTimeOffset + (clock.elapsedSec - (clock.timeShiftSec ?? Infinity)) * timescale : undefined;
+    const segments = timelineSegments(timeline, startNumber, endT, edgeT, fromT);
     if (typeof segments === 'string') return segments;
-    return { ...base, timeline: true, segments };
+    const repeatsOn = live && clock && childrenNamed(timeline, 'S').at(-1)?.getAttribute('r') === '-1';
+    if (!repeatsOn) return { ...base, timeline: true, segments };
+    const last = segments.at(-1);
+    const d = last?.d ?? num(childrenNamed(timeline, 'S').at(-1), 'd') ?? timescale;
+    const nextEnd = last ? last.t + last.d + d : presentationTimeOffset + d;
+    return { ...base, timeline: true, segments: inTimeShift(segments, presentationTimeOffset, timescale, clock),
+      clockNextSec: (nextEnd - presentationTimeOffset) / timescale };
   }
   const duration = Number(attr('duration'));
   if (!(duration > 0)) return 'a SegmentTemplate has neither a SegmentTimeline nor a @duration';
-  // a live window addressed by @duration is known by the wall clock only
-  if (!Number.isFinite(periodDurationSec)) return 'a live (dynamic) MPD addressed by SegmentTemplate@duration: only a SegmentTimeline is stitched live';
+  if (live) {
+    // a live window addressed by @duration is known by the wall clock only: segment k (from startNumber) is out once
+    // the Period's clock passes its end, (k + 1) × duration; the window, those within the time shift buffer
+    if (!clock) return 'a live (dynamic) MPD addressed by SegmentTemplate@duration gives no availabilityStartTime';
+    const out = Math.max(0, Math.floor((clock.elapsedSec * timescale) / duration + 1e-9));
+    // (the newest segment out stays listed however short the buffer)
+    const from = clock.timeShiftSec !== undefined ? Math.max(0, Math.min(out - 1, Math.floor(((clock.elapsedSec - clock.timeShiftSec) * timescale) / duration))) : 0;
+    const segments: MpdSegment[] = [];
+    for (let k = Math.max(from, out - MAX_CLOCK_SEGMENTS); k < out; k++) segments.push({ t: presentationTimeOffset + k * duration, d: duration, n: startNumber + k });
+    // written as a SegmentTimeline of the moment: the content Periods the stitcher cuts start anywhere in the window
+    return { ...base, timeline: true, segments, clockNextSec: ((out + 1) * duration) / timescale };
+  }
   const count = Math.ceil((periodDurationSec * timescale) / duration - 1e-6);
   const segments: MpdSegment[] = [];
   for (let i = 0; i < count; i++) {
@@ -180,8 +236,11 @@ export function addressingOf(levels: Element[], periodDurationSec: number): MpdA
   return { ...base, duration, segments };
 }
 
-/** Reads an MPD's text. `unsupported` marks a valid MPD of a form the stitcher cannot split yet. */
-export function readMpd(text: string): MpdReadResult {
+/**
+ * Reads an MPD's text. `unsupported` marks a valid MPD of a form the stitcher cannot split yet. `nowMs`: the wall
+ * clock a live MPD addressed by the clock is read at (its window then holds the segments out by then).
+ */
+export function readMpd(text: string, opts: { nowMs?: number } = {}): MpdReadResult {
   let doc: Document;
   try {
     doc = new DOMParser({ onError: (level, msg) => { if (level !== 'warning') throw new Error(msg); } }).parseFromString(text, 'text/xml');
@@ -202,12 +261,16 @@ export function readMpd(text: string): MpdReadResult {
   const periodDurationSec = type === 'dynamic' ? Infinity
     : parseIsoDuration(period.getAttribute('duration')) ?? (total !== undefined ? total - periodStartSec : undefined);
   if (periodDurationSec === undefined || !(periodDurationSec > 0)) return unsupported('the MPD gives no mediaPresentationDuration nor Period@duration');
+  const ast = Date.parse(mpd.getAttribute('availabilityStartTime') ?? '');
+  const timeShiftSec = parseIsoDuration(mpd.getAttribute('timeShiftBufferDepth'));
+  const clock: MpdClock | undefined = type === 'dynamic' && Number.isFinite(ast) && opts.nowMs !== undefined
+    ? { elapsedSec: (opts.nowMs - ast) / 1000 - periodStartSec, ...(timeShiftSec !== undefined ? { timeShiftSec } : {}) } : undefined;
   const representations: MpdRepresentation[] = [];
   for (const [setIndex, set] of childrenNamed(period, 'AdaptationSet').entries()) {
     for (const rep of childrenNamed(set, 'Representation')) {
       const kind = kindOf(set, rep);
       if (!kind) continue;
-      const addressing = addressingOf([period, set, rep], periodDurationSec);
+      const addressing = addressingOf([period, set, rep], periodDurationSec, clock);
       if (typeof addressing === 'string') return unsupported(addressing);
       const sidecar = addressing === undefined && childrenNamed(rep, 'BaseURL').length > 0 && kind === 'text';
       if (!addressing && !sidecar) return unsupported(`Representation ${rep.getAttribute('id') ?? '?'} has no SegmentTemplate`);
@@ -243,7 +306,17 @@ export function readMpd(text: string): MpdReadResult {
     const a = video.addressing;
     const last = a?.segments[a.segments.length - 1];
     const edge = a && last ? (last.t + last.d - a.presentationTimeOffset) / a.timescale : 0;
-    return { ok: true, value: { doc, mpd, type, durationSec: periodStartSec + edge, period, periodStartSec, periodDurationSec: edge, representations } };
+    const value: MpdRead = { doc, mpd, type, durationSec: periodStartSec + edge, period, periodStartSec, periodDurationSec: edge, representations };
+    const next = Math.min(...representations.map((r) => r.addressing?.clockNextSec ?? Infinity));
+    if (Number.isFinite(next)) {
+      value.clockUntilMs = ast + (periodStartSec + next) * 1000;
+      // the viewer's MPD lists the window as a SegmentTimeline: its player reloads it to see each new segment (an
+      // origin addressed by the clock may ask for reloads minutes apart, ffmpeg's PT500S), and the breaks at the edge
+      const segSec = Math.min(...representations.flatMap((r) => { const l = r.addressing?.segments.at(-1); return l && r.addressing ? [l.d / r.addressing.timescale] : []; }));
+      const mup = parseIsoDuration(mpd.getAttribute('minimumUpdatePeriod'));
+      if (Number.isFinite(segSec) && (mup === undefined || mup > segSec)) mpd.setAttribute('minimumUpdatePeriod', isoDuration(segSec));
+    }
+    return { ok: true, value };
   }
   return { ok: true, value: { doc, mpd, type, durationSec: total ?? periodStartSec + periodDurationSec, period, periodStartSec, periodDurationSec, representations } };
 }

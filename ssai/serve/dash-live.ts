@@ -5,7 +5,9 @@
 import type { AvailRecord } from '../decide/avail-record.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { MpdCue } from '../parse/mpd-cues.js';
+import { readMpd, type MpdReadResult } from '../parse/mpd-reader.js';
 import type { DashBreak } from '../stitch/mpd-stitcher.js';
+import type { OriginOk } from './origin-fetcher.js';
 
 const ms = (sec: number): number => Math.round(sec * 1000) / 1000;
 
@@ -46,4 +48,18 @@ export function pastBreak(record: AvailRecord, place: { at: number; resume: numb
     id: record.id, atSeconds: place.at, resumeSeconds: place.resume,
     ads: record.ads.map((a, k) => ({ periodId: `${record.id}-${k}`, duration: a.duration, rendition: () => undefined })),
   };
+}
+
+/**
+ * The origin MPD's read, once per fetched text (shared by every viewer, as derive): a live MPD addressed by the clock
+ * (SegmentTemplate@duration, r="-1") is read again once its next segment is out, its text unchanged though it is (the
+ * fetcher keeps an unchanged text's memo): what was derived from the previous window is dropped with it.
+ */
+export function readFetchedMpd(fetched: OriginOk, nowMs: number): MpdReadResult {
+  const hit = fetched.memo.get('mpd') as MpdReadResult | undefined;
+  if (hit && !(hit.ok && hit.value.clockUntilMs !== undefined && nowMs >= hit.value.clockUntilMs)) return hit;
+  const read = readMpd(fetched.text, { nowMs });
+  if (hit) fetched.memo.clear();
+  fetched.memo.set('mpd', read);
+  return read;
 }

@@ -14,10 +14,11 @@ import type { ContentShape } from '../stitch/content-shape.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-stitcher.js';
-import { readMpd, segmentStarts, type MpdRead, type MpdReadResult, type MpdRepresentation } from '../parse/mpd-reader.js';
+import { segmentStarts, type MpdRead, type MpdRepresentation } from '../parse/mpd-reader.js';
 import type { Avail } from '../parse/cue-finder.js';
-import { cueAvails, mpdCues } from '../parse/mpd-cues.js';
-import { liveCueAvails, livePlace, pastBreak } from './dash-live.js';
+import { cueAvails, mpdCues, orderedCues } from '../parse/mpd-cues.js';
+import type { InbandCues } from './dash-inband.js';
+import { liveCueAvails, livePlace, pastBreak, readFetchedMpd } from './dash-live.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
@@ -54,6 +55,8 @@ export interface DashPlaybackDeps {
   emptyTextUri: string;
   /** debug sessions' logs (issue 31 item 8): a session started with ads.debug=1 logs its origin fetches here */
   debugLog?: DebugLog;
+  /** the segments' emsg cues of an MPD that announces them (InbandEventStream) */
+  inband?: InbandCues;
 }
 
 /** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
@@ -239,7 +242,7 @@ export class DashPlayback {
       if (split.sessionId && !forced) logOrigin((await this.deps.sessions.get(split.sessionId).catch(() => undefined))?.session);
       return fetched.error;
     }
-    const read = derive<MpdReadResult>(fetched, 'mpd', () => readMpd(fetched.text));
+    const read = readFetchedMpd(fetched, this.deps.now());
     if (!read.ok) return ssaiError(read.unsupported ? 'DASH_MPD_UNSUPPORTED' : 'ORIGIN_NOT_DASH', read.message);
     const sid = forced?.id ?? split.sessionId ?? randomUUID();
     const reload = `/v1/dash/${config.guid}/${rest}?${split.rest ? `${split.rest}&` : ''}sessionId=${encodeURIComponent(sid)}`;
@@ -289,7 +292,7 @@ export class DashPlayback {
     // No store, no session another proxy could read (issue 27): the viewer gets the content alone.
     if (!started.storeAway && starts.length) {
       // SCTE-35 EventStream cues place the breaks; a VOD without them takes its breaks from the ad server's VMAP
-      const cues = this.cuesOf(started);
+      const cues = await this.cuesOf(started);
       const fromCues = cueAvails(cues.cues, starts);
       const avails = fromCues.length ? fromCues
         : await this.deps.fallbacks.or(this.deps.planner.vmapAvails(session, config.adServer, timelinePlaylist(starts)), [], 'read');
@@ -328,12 +331,20 @@ export class DashPlayback {
   }
 
   /** The MPD's SCTE-35 cues, once per origin fetch; a malformed one is counted once per fetch, not per viewer. */
-  private cuesOf(started: Started): ReturnType<typeof mpdCues> {
-    return derive(started.fetched, 'mpd-cues', () => {
+  private async cuesOf(started: Started): Promise<ReturnType<typeof mpdCues>> {
+    const own = derive(started.fetched, 'mpd-cues', () => {
       const cues = mpdCues(started.read);
       for (const w of cues.warnings) this.deps.metrics.cueErrors.inc({ reason: w.reason });
       return cues;
     });
+    // inband (emsg) cues, read from the segments once per origin (dash-inband.ts, which counts their errors); kept
+    // with the fetch once every segment is read
+    const kept = started.fetched.memo.get('mpd-inband-cues') as ReturnType<typeof mpdCues> | undefined;
+    if (kept || !this.deps.inband) return kept ?? own;
+    const inband = await this.deps.inband.cues(started.origin, started.read);
+    const cues = inband.cues.length ? { cues: orderedCues([...own.cues, ...inband.cues]), warnings: own.warnings } : own;
+    if (inband.complete) started.fetched.memo.set('mpd-inband-cues', cues);
+    return cues;
   }
 
   /**
@@ -346,7 +357,7 @@ export class DashPlayback {
     const starts = this.startsOf(started);
     let records: AvailRecord[] = [];
     if (!started.storeAway && starts.length) {
-      const cues = this.cuesOf(started);
+      const cues = await this.cuesOf(started);
       const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
       const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
       let fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));

@@ -31,6 +31,7 @@ import { deliveryDirectives, playbackPathIsClean, segmentExtension } from './pla
 import type { DebugLog } from '../store/debug-log.js';
 import { debugLogReply, originEntry, type Authenticate } from './debug-route.js';
 import { BreakGate, breakPolicies, suppresses } from './break-gate.js';
+import { InbandCues } from './dash-inband.js';
 import { DashPlayback, isMpdPath } from './dash-playback.js';
 import { LivePrerolls } from './live-prerolls.js';
 import { SessionStart } from './session-start.js';
@@ -158,6 +159,7 @@ export class SsaiServer {
       origin: deps.origin, planner: deps.planner, decisions: this.decisions, sessions: this.sessions, store: deps.store, fallbacks: this.fallbacks,
       logger: deps.logger, metrics: deps.metrics, now: deps.now, sessionTtlMs: deps.sessionTtlMs, config: (g) => this.config(g), policyOf: (c) => this.policyOf(c), emptyTextUri: EMPTY_VTT_PATH,
       ...(deps.debugLog ? { debugLog: deps.debugLog } : {}),
+      inband: new InbandCues({ logger: deps.logger, segments: deps.metrics.inbandSegments, cueErrors: deps.metrics.cueErrors }),
     });
     this.start = new SessionStart({
       lookup: deps.lookup, origin: deps.origin, sessions: this.sessions, fallbacks: this.fallbacks, planner: deps.planner,

@@ -172,8 +172,8 @@ describe('DASH VOD with VMAP breaks through the proxy', () => {
   });
 
   it('answers a coded 502 for a live (dynamic) MPD of a form not stitched and for an origin that is not an MPD', async () => {
-    // live addressing by SegmentTemplate@duration (the wall clock's segments): only a SegmentTimeline is stitched live
-    origin.overrides.set('/vod/live.mpd', '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-01-01T00:00:00Z"><Period id="0" start="PT0S">'
+    // live addressing by SegmentTemplate@duration (the wall clock's segments) without the availabilityStartTime to count them from
+    origin.overrides.set('/vod/live.mpd', '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic"><Period id="0" start="PT0S">'
       + '<AdaptationSet contentType="video"><Representation id="v" bandwidth="1" mimeType="video/mp4"><SegmentTemplate duration="2" media="$Number$.m4s"/></Representation></AdaptationSet></Period></MPD>');
     origin.overrides.set('/vod/hls.mpd', '#EXTM3U\n#EXT-X-ENDLIST\n');
     const live = await h.get(`/v1/dash/${guid}/vod/live.mpd`);
