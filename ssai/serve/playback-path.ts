@@ -15,6 +15,15 @@ export function originUrlOf(sourceUrl: string, rest: string, query: string): str
   return base + rest.replace(/^\/+/, '') + (query ? (base.includes('?') ? '&' : '?') + query : '');
 }
 
+/** A query name or value decoded; one with a malformed escape (`%zz`) is kept as written, as URLSearchParams does, not thrown. */
+function decodeQueryPart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** Splits the query: `ads.<name>` go to the ad server, sessionId is ours, the rest goes to the origin untouched. */
 export function splitQuery(raw: string): { playerParams: Record<string, string>; sessionId?: string; rest: string } {
   const playerParams: Record<string, string> = {};
@@ -23,8 +32,8 @@ export function splitQuery(raw: string): { playerParams: Record<string, string>;
   for (const part of raw.split('&')) {
     if (!part) continue;
     const eq = part.indexOf('=');
-    const name = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-    const value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+    const name = decodeQueryPart(eq < 0 ? part : part.slice(0, eq));
+    const value = eq < 0 ? '' : decodeQueryPart(part.slice(eq + 1).replace(/\+/g, ' '));
     if (name.startsWith('ads.')) playerParams[name.slice(4)] = value;
     else if (name === 'sessionId') sessionId = value;
     else rest.push(part); // kept verbatim: signed origin tokens must not be re-encoded (STYLE.md rule 13)

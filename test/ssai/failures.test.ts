@@ -24,6 +24,15 @@ describe('failures of the origin and the ad server', () => {
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });
 
+  it('takes a malformed escape in the query (%zz) as written, as URLSearchParams does: a playlist, never a 5xx', async () => {
+    const guid = await h.configure('/vast3');
+    for (const query of ['ads.genre=%zz', 'ads.%E0%A4%A=1', 'sessionId=%', 'token=%zz&ads.x=%']) {
+      const r = await h.get(`/v1/master/${guid}/live/master.m3u8?${query}`);
+      expect(r.status, query).toBe(200);
+      expect(r.text, query).toMatch(/^#EXTM3U/);
+    }
+  });
+
   it('answers 413 to a session request whose body is over 64 KiB, and the proxy keeps serving', async () => {
     const guid = await h.configure('/vast3');
     const big = JSON.stringify({ adsParams: { filler: 'x'.repeat(100 * 1024) } });
