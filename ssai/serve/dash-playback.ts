@@ -254,6 +254,8 @@ export class DashPlayback {
       if (!isSessionStoreUnavailable(e)) throw e;
       storeAway = true;
     }
+    // another configuration's session is not this one's to play (nor to overwrite): as HLS's session routes answer
+    if (existing && existing.guid !== config.guid) return ssaiError('SESSION_NOT_FOUND');
     if (existing) {
       logOrigin(existing);
       return { session: existing, read: read.value, origin, storeAway, fetched, reload };

@@ -106,4 +106,17 @@ describe('DASH VOD with SCTE-35 EventStream cues through the proxy', () => {
     expect(res.text).not.toContain('id="dash-9');
     expect(await count()).toBe(before + 1);
   });
+
+  it('answers 404 SESSION_NOT_FOUND for a session of another configuration, and leaves that session as it was', async () => {
+    const other = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    const sid = /\/v1\/segment\/[^/]+\/([^/]+)\//.exec((await h.get(`/v1/dash/${guid}/vod/cmaf/cues.mpd`)).text)?.[1];
+    expect(sid).toBeDefined();
+    const first = await h.get(`/v1/dash/${guid}/vod/cmaf/cues.mpd?sessionId=${sid}`);
+    const foreign = await h.get(`/v1/dash/${other}/vod/cmaf/cues.mpd?sessionId=${sid}`);
+    expect(foreign.status).toBe(404);
+    expect(JSON.parse(foreign.text)).toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    const again = await h.get(`/v1/dash/${guid}/vod/cmaf/cues.mpd?sessionId=${sid}`);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+  });
 });
