@@ -22,6 +22,11 @@ export interface KillWorkerOptions {
   clipSeconds?: number;
   /** its frame size */
   size?: string;
+  /**
+   * 'kill' (kill -9, the issue's fault) or 'stall': SIGSTOP instead, until the other worker has leased the job again,
+   * then SIGCONT: a worker only slow (starved, paused), whose run must then leave the VOD to the other's
+   */
+  fault?: 'kill' | 'stall';
   log?: (line: string) => void;
 }
 
@@ -55,6 +60,8 @@ export interface KillWorkerEvidence {
   killedAtPercent: number;
   /** workers still alive that should be */
   deadSurvivors: string[];
+  /** (stall) the resumed worker logged that its lease went to the other */
+  revoked: boolean;
 }
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -136,19 +143,35 @@ export async function killWorkerScenario(options: KillWorkerOptions = {}): Promi
     const survivor = cluster.workers.find((w) => w !== owner)!;
     const ffmpegBefore = childrenOf(owner.child.pid!);
     const survivorStarts = lines(survivor, '"job started"', '"kind":"encode"');
+    const stall = options.fault === 'stall';
     const killedAt = Date.now();
-    await owner.kill();
-    log(`killed ${owner.name} at ${progressed.percent} %; its ffmpeg processes: ${ffmpegBefore.join(', ') || 'none'}`);
+    if (stall) owner.child.kill('SIGSTOP');
+    else await owner.kill();
+    log(`${stall ? 'stopped' : 'killed'} ${owner.name} at ${progressed.percent} %; its ffmpeg processes: ${ffmpegBefore.join(', ') || 'none'}`);
     const leasedAgain = await until('the other worker to take the job', 5 * 60_000, async () =>
       lines(survivor, '"job started"', '"kind":"encode"') > survivorStarts ? Date.now() : undefined);
     // by the time the job is leased again (a lease's TTL after the kill) the killed worker's ffmpeg must be gone too
-    const orphanFfmpeg = ffmpegBefore.filter(running);
+    const orphanFfmpeg = stall ? [] : ffmpegBefore.filter(running);
+    let revoked = false;
+    if (stall) {
+      owner.child.kill('SIGCONT');
+      // it learns at its next renewal that the job went to the other, and stops its run
+      await until('the resumed worker to learn it lost the job', 60_000, async () => lines(owner, 'lost the lease of its job') > 0 ? true : undefined);
+      revoked = true;
+    }
     const after = await finished(disturbed.guid, 10 * 60_000);
+    // the resumed run waits for the other's outcome before it returns its slot: both runs over before the files are read
+    if (stall) await until('the resumed worker to leave the job', 60_000, async () => lines(owner, 'waiting for that one') > 0 ? true : undefined);
     const completedAt = Date.now();
     log(`${survivor.name} took the job ${((leasedAgain - killedAt) / 1000).toFixed(1)} s after the kill, finished ${((completedAt - killedAt) / 1000).toFixed(1)} s after it`);
 
-    const jobs = (await db.query<{ state: string; retry_count: number }>(
+    // pg-boss records a job's outcome just after its handler returns (the VOD record is written inside it)
+    const jobRows = async () => (await db.query<{ state: string; retry_count: number }>(
       `select state, retry_count from pgboss.job where name = 'vod-encode' and data->>'guid' = $1`, [disturbed.guid])).rows;
+    const jobs = await until('the encode job to have its outcome in pg-boss', 60_000, async () => {
+      const rows = await jobRows();
+      return rows.some((j) => ['created', 'retry', 'active'].includes(j.state)) ? undefined : rows;
+    }).catch(() => jobRows());
     const vodDir = path.join(cluster.dataDir, 'media', 'vod', disturbed.guid);
     const row = (await db.query<{ output_dir: string | null; records: string | null; source_file: string | null }>('select output_dir, records, source_file from vod_sources where id = $1', [disturbed.guid])).rows[0];
     const outputDir = row?.output_dir ?? null;
@@ -172,11 +195,12 @@ export async function killWorkerScenario(options: KillWorkerOptions = {}): Promi
       orphanFfmpeg,
       probed: { durationSec: Number(probe.format.duration), videoStreams: probe.streams.filter((s) => s.codec_type === 'video').length },
       killedAtPercent: progressed.percent,
-      deadSurvivors: cluster.all.filter((p) => p !== owner && !alive(p)).map((p) => p.name),
+      deadSurvivors: cluster.all.filter((p) => (stall || p !== owner) && !alive(p)).map((p) => p.name),
+      revoked,
     };
     const doneOnce = after.status === 'complete' && sum(completedOn) === 1 && jobs.length === 1 && jobs[0]!.state === 'completed';
     return {
-      fault: 'kill -9 of a worker mid-encode',
+      fault: stall ? 'a worker stopped (SIGSTOP) mid-encode past its lease, then resumed' : 'kill -9 of a worker mid-encode',
       recoverSeconds: (completedAt - killedAt) / 1000,
       requestsFailed,
       requestsTotal,
