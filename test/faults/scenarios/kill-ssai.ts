@@ -117,10 +117,18 @@ const quantile = (values: number[], q: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 };
 
-export async function killSsaiScenario(options: FaultScenarioOptions): Promise<FaultFigures & { evidence: KillSsaiEvidence }> {
+export interface KillSsaiOptions extends FaultScenarioOptions {
+  /**
+   * The origin's cues: 'cue-out' (no notice: every viewer's decision at the break's start, the test's) or
+   * 'daterange-ahead' (announced: decided ahead, what a loaded machine needs at a thousand viewers)
+   */
+  cueForm?: 'cue-out' | 'daterange-ahead';
+}
+
+export async function killSsaiScenario(options: KillSsaiOptions): Promise<FaultFigures & { evidence: KillSsaiEvidence }> {
   const log = options.log ?? (() => undefined);
   const [origin, vast, cluster] = await Promise.all([
-    OriginServer.start({ cueForm: 'cue-out', realTime: true }), VastServer.start(), startOutageCluster({ ssai: 2, workers: 1, logsToFiles: options.viewers > 300 }),
+    OriginServer.start({ cueForm: options.cueForm ?? 'cue-out', realTime: true }), VastServer.start(), startOutageCluster({ ssai: 2, workers: 1, logsToFiles: options.viewers > 300 }),
   ]) as [OriginServer, VastServer, OutageCluster];
   const agent = new Agent({ connections: 256, headersTimeout: 15_000, bodyTimeout: 15_000, connect: { timeout: 5_000 } });
   const viewers: Viewer[] = [];
@@ -251,7 +259,13 @@ export async function killSsaiScenario(options: FaultScenarioOptions): Promise<F
       return [...v.fetched.keys()].some((u) => adSegmentOf(u)?.avail === ad.avail) ? ad.avail : undefined;
     };
     await until('half the viewers to be playing the ads of a break', 120_000, async () =>
-      viewers.filter((v) => inBreak(v) !== undefined).length >= viewers.length / 2 ? true : undefined);
+      viewers.filter((v) => inBreak(v) !== undefined).length >= viewers.length / 2 ? true : undefined).catch((error: unknown) => {
+      const withAds = viewers.filter((v) => v.lastPlaylist?.entries.some((e) => adSegmentOf(e.uri))).length;
+      const failing = viewers.filter((v) => v.failures > 0);
+      throw new Error(`${(error as Error).message}: ${withAds} of ${viewers.length} playlists hold ads, ${viewers.filter((v) => inBreak(v)).length} in a break, `
+        + `${failing.length} viewers with failures (e.g. ${failing[0]?.lastFailure}), oldest playlist ${Math.max(...viewers.map((v) => Date.now() - v.lastPlaylistAt))} ms old, `
+        + `${vast.requests.length} ad requests`);
+    });
     const killBreak = new Map(viewers.map((v) => [v, inBreak(v)]));
     killedAt = Date.now();
     await victim.kill();
@@ -357,6 +371,7 @@ export async function killSsaiScenario(options: FaultScenarioOptions): Promise<F
       recordsLost: beaconsDoubled + beaconsLost + sessionChanged + evidence.renamed.length,
       details: {
         viewers: viewers.length,
+        cueForm: options.cueForm ?? 'cue-out',
         repointedViewers: repointed.length,
         recoverP50Ms: quantile(recovered, 0.5),
         recoverMaxMs: recovered.length ? Math.max(...recovered) : -1,
