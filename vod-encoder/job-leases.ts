@@ -43,7 +43,7 @@ export class JobLeases {
    * the job ended, issue 27) then goes stale, and the job, whose completion pg-boss could not record either, is given
    * back to the queue within the TTL instead of staying active until it expires (hours).
    */
-  private readonly held = new Set<string>();
+  private readonly held = new Map<string, () => void>();
 
   constructor(private readonly db: Db, private readonly opts: JobLeaseOptions) {
     this.ttlMs = opts.ttlMs ?? 15_000;
@@ -51,9 +51,14 @@ export class JobLeases {
     this.now = opts.now ?? Date.now;
   }
 
-  async hold(jobId: string, queue: string): Promise<void> {
+  /**
+   * Takes the lease of a job this process starts. `onRevoked` runs when a renewal finds the lease gone to another
+   * (this process was too slow to renew it, not dead: stopped, starved, cut from the database): the job was given back
+   * and runs again elsewhere, so this run must stop without writing anything more.
+   */
+  async hold(jobId: string, queue: string, onRevoked: () => void = () => undefined): Promise<void> {
     const row = { job_id: jobId, queue, holder: this.holder, renewed_at: this.now() };
-    this.held.add(jobId);
+    this.held.set(jobId, onRevoked);
     await this.db.insertInto('job_leases').values(row).onConflict((oc) => oc.column('job_id').doUpdateSet({ holder: this.holder, renewed_at: row.renewed_at })).execute();
   }
 
@@ -69,10 +74,29 @@ export class JobLeases {
     this.timer.unref();
   }
 
-  /** Renews this process's leases, then gives back the jobs of leases nobody renewed in time. */
+  /** Whether this process still holds the lease of `jobId` (checked before a run writes its outcome). */
+  async holds(jobId: string): Promise<boolean> {
+    if (!this.held.has(jobId)) return false;
+    const row = await this.db.selectFrom('job_leases').select('job_id').where('job_id', '=', jobId).where('holder', '=', this.holder).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Renews this process's leases (a lease found gone is revoked here), then gives back the jobs of leases nobody renewed in time. */
   async tick(): Promise<void> {
     const now = this.now();
-    if (this.held.size) await this.db.updateTable('job_leases').set({ renewed_at: now }).where('holder', '=', this.holder).where('job_id', 'in', [...this.held]).execute();
+    if (this.held.size) {
+      const asked = [...this.held.keys()];
+      const renewed = await this.db.updateTable('job_leases').set({ renewed_at: now }).where('holder', '=', this.holder).where('job_id', 'in', asked).returning('job_id').execute();
+      const kept = new Set(renewed.map((r) => r.job_id));
+      for (const jobId of asked) {
+        const onRevoked = this.held.get(jobId);
+        // (released meanwhile: not revoked)
+        if (kept.has(jobId) || !onRevoked) continue;
+        this.held.delete(jobId);
+        this.opts.logger.warn({ jobId }, 'this worker lost the lease of its job to another (it renewed too late): the job stops here');
+        onRevoked();
+      }
+    }
     const stale = await this.db.selectFrom('job_leases').selectAll().where('renewed_at', '<', now - this.ttlMs).execute();
     for (const lease of stale) {
       // Deleting the exact row claims it: of several workers sweeping at once, one gives the job back.

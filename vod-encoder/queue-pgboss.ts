@@ -6,7 +6,7 @@ import PgBoss from 'pg-boss';
 import type { EncodeProgress } from './ffmpeg-runner.js';
 import type { JobLeases } from './job-leases.js';
 import {
-  DEFAULT_CONCURRENCY, JOB_KINDS, JOB_PRIORITY, JobCanceledError, type EncodeQueue, type EnqueueOptions, type JobHandler,
+  DEFAULT_CONCURRENCY, JOB_KINDS, JOB_PRIORITY, JobCanceledError, JobLeaseLostError, type EncodeQueue, type EnqueueOptions, type JobHandler,
   type JobInfo, type JobKind, type JobState,
 } from './queue.js';
 
@@ -162,20 +162,27 @@ export class PgBossEncodeQueue implements EncodeQueue {
           this.running.set(job.id, abort);
           const logger = this.logger.child({ jobId: job.id, kind });
           logger.info('job started');
-          await this.leases?.hold(job.id, queueName(kind));
+          // Revoked: another worker leased the job again while this one was too slow to renew (stopped, starved).
+          let lost = false;
+          const leases = this.leases;
+          await leases?.hold(job.id, queueName(kind), () => { lost = true; abort.abort(); });
+          const owned = leases ? async () => !lost && await leases.holds(job.id) : undefined;
           try {
             const result = await handler(job.data, {
               id: job.id, kind, signal: abort.signal, logger,
               progress: (p) => { this.progress.set(job.id, p); },
+              ...(owned ? { owned } : {}),
             });
+            if (lost) throw new JobLeaseLostError();
             logger.info('job finished');
             return { result: result ?? null };
           } catch (e) {
+            if (lost || e instanceof JobLeaseLostError) return this.leftToAnother(queueName(kind), job.id, logger);
             if (abort.signal.aborted) throw new JobCanceledError();
             logger.error({ err: e }, 'job failed');
             throw e;
           } finally {
-            await this.leases?.release(job.id).catch((e: unknown) => logger.warn({ err: e }, 'job lease release failed'));
+            await leases?.release(job.id).catch((e: unknown) => logger.warn({ err: e }, 'job lease release failed'));
             this.running.delete(job.id);
             this.progress.delete(job.id);
           }
@@ -183,6 +190,22 @@ export class PgBossEncodeQueue implements EncodeQueue {
       }
     }
     this.leases?.start();
+  }
+
+  /**
+   * A run whose lease went to another worker: pg-boss 10 completes or fails a job by its id alone, and the id is now
+   * the other run's (a retry keeps it). Either outcome written now would end that run's job under it (a failure even
+   * retries it on a third worker), so this one waits until the job has an outcome of its own, then returns: pg-boss's
+   * completion of a job no longer active changes nothing. The slot stays taken meanwhile (one encode's length at most).
+   */
+  private async leftToAnother(queue: string, jobId: string, logger: Logger): Promise<{ result: null }> {
+    logger.warn('the job runs on the worker that leased it again: this run stopped without an outcome, waiting for that one');
+    while (!this.closed) {
+      const job = await this.boss.getJobById(queue, jobId, { includeArchive: true }).catch(() => undefined);
+      if (job === null || (job && (job.state === 'completed' || job.state === 'failed' || job.state === 'cancelled'))) break;
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    return { result: null };
   }
 
   async close(): Promise<void> {

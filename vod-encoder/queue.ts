@@ -34,6 +34,19 @@ export interface JobContext {
   signal: AbortSignal;
   progress(p: EncodeProgress): void;
   logger: Logger;
+  /**
+   * Whether this run still owns the job, asked before it writes its outcome (records, status). A shared queue's lease
+   * may have gone to another worker while this one was stopped or starved: the job then runs there, and this run must
+   * leave the VOD to it. Absent: the run always owns its job (the embedded queue).
+   */
+  owned?: () => Promise<boolean>;
+}
+
+export class JobLeaseLostError extends Error {
+  constructor() {
+    super('the job lease went to another worker: the job runs there');
+    this.name = 'JobLeaseLostError';
+  }
 }
 
 /** Returns the job's output (JSON). Expected failures are data in the output; a throw is an unexpected failure. */

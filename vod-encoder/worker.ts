@@ -12,7 +12,7 @@ import type { EncodeProgress } from './ffmpeg-runner.js';
 import { chooseLadder } from './ladder.js';
 import { prepareCreative, type TargetLadder } from './prepare-creative.js';
 import { probeMedia } from './probe.js';
-import { JobCanceledError, type EncodeQueue, type JobContext } from './queue.js';
+import { JobCanceledError, JobLeaseLostError, type EncodeQueue, type JobContext } from './queue.js';
 import { buildRecords } from './records.js';
 import { instrumented, type WorkerMetrics } from './metrics.js';
 import type { VodRecords } from './records.types.js';
@@ -78,7 +78,13 @@ async function runEncode(guid: string, job: JobContext, deps: VodWorkerDeps): Pr
     logger.warn('the VOD source of this job no longer exists');
     return { ok: false };
   }
+  // A run whose job went to another worker writes nothing more: the VOD is that run's (queue.ts `owned`), and its
+  // files vanishing under this one (that run cleaning up) are no failure of the VOD.
+  const stillOwned = async (): Promise<void> => {
+    if (job.owned && !(await job.owned())) throw new JobLeaseLostError();
+  };
   const fail = async (f: VodFailure): Promise<EncodeJobResult> => {
+    await stillOwned();
     await store.setStatus(guid, 'error', describe(f));
     await store.setProgress(guid, null);
     logger.warn({ code: f.code, reason: f.reason }, 'VOD encode failed');
@@ -130,6 +136,11 @@ async function runEncode(guid: string, job: JobContext, deps: VodWorkerDeps): Pr
     await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
     return fail(records.error);
   }
+  // (the record is written once, by the run that owns the job: this one's files go when it does not)
+  await stillOwned().catch(async (e: unknown) => {
+    await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
+    throw e;
+  });
   const done: EncodeProgress = { percent: 100, speedX: Math.round((probed.value.durationSec / (result.value.elapsedMs / 1000)) * 100) / 100, etaSec: 0, stage: 'done' };
   await store.complete(guid, rel, records.value, done);
   // Older encodes of this source (re-encodes, interrupted runs) are no longer referenced by any record.

@@ -50,5 +50,32 @@ for (const dialect of DIALECTS) {
       expect(lost).toEqual(['vod-encode/job-ended']);
       await worker.release('job-running');
     });
+
+    it.skipIf(skip)('tells a holder too slow to renew that its job went to another, and only then (issue 32: a stopped worker resumed)', async () => {
+      const clock = { now: 3_000_000 };
+      const lost: string[] = [];
+      const [slow, other] = [make(clock, lost), make(clock, lost)];
+      const revoked: string[] = [];
+      await slow.hold('job-slow', 'vod-encode', () => revoked.push('job-slow'));
+      await slow.hold('job-fine', 'vod-encode', () => revoked.push('job-fine'));
+      clock.now += 10_000;
+      await slow.tick(); // renewed in time: nothing revoked
+      expect(revoked).toEqual([]);
+      expect(await slow.holds('job-slow')).toBe(true);
+      // stopped past the TTL: the other gives the jobs back and leases one of them again (pg-boss retries it there)
+      clock.now += 20_000;
+      await other.tick();
+      expect(lost.sort()).toEqual(['vod-encode/job-fine', 'vod-encode/job-slow']);
+      await other.hold('job-slow', 'vod-encode');
+      expect(await slow.holds('job-slow')).toBe(false);
+      await slow.tick();
+      expect(revoked.sort()).toEqual(['job-fine', 'job-slow']);
+      // told once; the other's lease is untouched by the slow one's renewals and release
+      await slow.tick();
+      await slow.release('job-slow');
+      expect(revoked).toHaveLength(2);
+      expect(await other.holds('job-slow')).toBe(true);
+      await other.release('job-slow');
+    });
   });
 }
