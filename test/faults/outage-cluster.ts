@@ -39,6 +39,8 @@ export interface OutageClusterOptions {
   logsToFiles?: boolean;
   /** more environment for every process */
   env?: Record<string, string>;
+  /** how long each process may take to start (default 120 s; a loaded machine starting seven at once needs more) */
+  startTimeoutMs?: number;
 }
 
 /** Starts the private stores, then the api (it migrates), then the ssai, worker and packager processes at once. */
@@ -60,7 +62,7 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
   const started: EngineProcess[] = [];
   const role = async (name: string, roles: string) => {
     const logs = options.logsToFiles ? { logFile: path.join(dataDir, 'logs', `${name}.log`) } : {};
-    const p = await startEngineProcess(name, { ...env, ENGINE_ROLES: roles }, logs);
+    const p = await startEngineProcess(name, { ...env, ENGINE_ROLES: roles }, { ...logs, ...(options.startTimeoutMs ? { timeoutMs: options.startTimeoutMs } : {}) });
     started.push(p);
     return p;
   };
