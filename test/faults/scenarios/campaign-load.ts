@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { CLIP_SEGMENTS, EPOCH_MS, OriginServer, SEGMENT_SECONDS } from '../../../fixtures/origin-server.js';
-import { VastServer } from '../../../fixtures/vast-server.js';
+import { CLIP_SEGMENTS, SEGMENT_SECONDS } from '../../../fixtures/origin-server.js';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { WebhookReceiver } from '../../api/notifications/receivers.js';
 import { tinyBlueprint } from '../../e2e/live/live-helpers.js';
@@ -16,6 +15,7 @@ import { variantUrls } from '../../ssai/setup.js';
 import { until } from '../../cluster/cluster.js';
 import { alive, request, type Answer, type OutageCluster } from '../outage-cluster.js';
 import type { EngineProcess } from '../../helpers/engine-process.js';
+import { startWorld, type CampaignWorld } from './campaign-world.js';
 
 export type AnswerKind = 'playlist' | 'segment' | 'channel' | 'api' | 'upload';
 
@@ -37,6 +37,8 @@ export interface CampaignLoadOptions {
   breakEveryLoops?: number;
   /** keep every answer in `answers` (a test's scale); otherwise only the counts and the failures */
   keepAnswers?: boolean;
+  /** the origin and the ad server in a process of their own (campaign-world.ts): what a bench's scale needs */
+  worldInChild?: boolean;
   log?: (line: string) => void;
 }
 
@@ -47,26 +49,6 @@ const LOOP_MS = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
 export function lastSegmentNumber(text: string): number {
   const segments = text.split('\n').filter((line) => line.trim() && !line.startsWith('#')).length;
   return Number(/^#EXT-X-MEDIA-SEQUENCE:(\d+)/m.exec(text)?.[1] ?? 0) + segments - 1;
-}
-
-/**
- * Keeps the origin's cue tags in one loop of `every` only: a break every `every` × 20 s. A segment's cue tags come
- * before its EXT-X-PROGRAM-DATE-TIME, which says which segment (and so which loop) it is.
- */
-export function thinBreaks(body: string, every: number): string {
-  if (every <= 1) return body;
-  const out: string[] = [];
-  let cues: string[] = [];
-  for (const line of body.split('\n')) {
-    if (line.startsWith('#EXT-X-CUE')) { cues.push(line); continue; }
-    if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:')) {
-      const k = Math.round((Date.parse(line.slice('#EXT-X-PROGRAM-DATE-TIME:'.length)) - EPOCH_MS) / PERIOD_MS);
-      if (Math.floor(k / CLIP_SEGMENTS) % every === 0) out.push(...cues);
-      cues = [];
-    }
-    out.push(line);
-  }
-  return out.join('\n');
 }
 
 /** A metric's value summed over its series (label sets matched by `name` as a regular expression prefix). */
@@ -100,19 +82,12 @@ export class CampaignLoad {
   private mediaDir = '';
   private next = 0;
 
-  private constructor(readonly cluster: OutageCluster, readonly origin: OriginServer, readonly vast: VastServer, readonly options: CampaignLoadOptions) {}
+  private constructor(readonly cluster: OutageCluster, readonly world: CampaignWorld, readonly options: CampaignLoadOptions) {}
 
   /** Starts the fixtures (origin, ad server, webhook receiver) and every part of the load on the cluster given. */
   static async start(cluster: OutageCluster, options: CampaignLoadOptions): Promise<CampaignLoad> {
-    const [origin, vast] = await Promise.all([
-      OriginServer.start({ cueForm: 'cue-out', realTime: true, startSeconds: (CLIP_SEGMENTS - 1) * SEGMENT_SECONDS }), VastServer.start(),
-    ]);
-    const every = options.breakEveryLoops ?? 1;
-    if (every > 1) origin.rewrite = (_pathname, body) => thinBreaks(body, every);
-    // the ad server's request log grows with every decision: emptied now and then over a long run
-    const trim = setInterval(() => { vast.requests.length = 0; }, 10_000);
-    trim.unref();
-    const load = new CampaignLoad(cluster, origin, vast, options);
+    const world = await startWorld({ breakEveryLoops: options.breakEveryLoops ?? 1, inChild: options.worldInChild ?? false });
+    const load = new CampaignLoad(cluster, world, options);
     try {
       await load.receiver.start();
       await load.subscribe();
@@ -218,7 +193,7 @@ export class CampaignLoad {
 
   private async makeSessions(): Promise<void> {
     const made = await this.api('POST', '/broker/adinserts', {
-      name: 'campaign', type: 'live', ad_server: `${this.vast.url}/vast-viewer?sid=[session.id]`, source_url: `${this.origin.url}/`,
+      name: 'campaign', type: 'live', ad_server: `${this.world.vastUrl}/vast-viewer?sid=[session.id]`, source_url: `${this.world.originUrl}/`,
     });
     if (made.status !== 200) throw new Error(`the configuration answered ${made.status}: ${made.text}`);
     this.adinsertGuid = (JSON.parse(made.text) as { guid: string }).guid;
@@ -353,7 +328,15 @@ export class CampaignLoad {
 
   /** Waits for the viewers' playlists to carry ads (the worker prepares the creatives for the first break). */
   async waitForAds(timeoutMs = 240_000, after = Date.now()): Promise<number> {
-    await until('the viewers\' playlists to carry ads', timeoutMs, async () => (this.lastAdsAt > after ? true : undefined));
+    try {
+      await until('the viewers\' playlists to carry ads', timeoutMs, async () => (this.lastAdsAt > after ? true : undefined));
+    } catch (error) {
+      // what the cluster did meanwhile, for the failure to say why
+      const { availSeconds, filledSeconds } = await this.fill().catch(() => ({ availSeconds: -1, filledSeconds: -1 }));
+      const creatives = this.cluster.workers.flatMap((p) => p.logs).filter((line) => line.includes('creative')).slice(-5);
+      throw new Error(`${String(error)}; avail seconds ${availSeconds}, filled ${filledSeconds}, `
+        + `playlists ${this.count('playlist', () => true)} (${this.failures.length} failed); workers' last creative lines:\n${creatives.join('\n')}`);
+    }
     return (this.lastAdsAt - after) / 1000;
   }
 
@@ -368,7 +351,7 @@ export class CampaignLoad {
   async close(): Promise<void> {
     await this.stop();
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
-    await Promise.all([this.receiver.stop(), this.origin.close(), this.vast.close()]);
+    await Promise.all([this.receiver.stop(), this.world.close()]);
     if (this.mediaDir) fs.rmSync(this.mediaDir, { recursive: true, force: true });
   }
 }

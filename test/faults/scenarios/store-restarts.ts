@@ -49,7 +49,7 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
   let probing = true;
   let probe: Promise<void> = Promise.resolve();
   try {
-    load = await CampaignLoad.start(cluster, { viewers: options.viewers, log, keepAnswers: options.viewers <= 50 });
+    load = await CampaignLoad.start(cluster, { viewers: options.viewers, log, keepAnswers: options.viewers <= 50, worldInChild: options.viewers > 50 });
     const l = load;
     log('waiting for the first stitched break (the workers prepare the creatives)');
     await l.waitForAds();
@@ -64,7 +64,7 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
     // Records written before the restarts (answered 2xx: committed), and an encode finished before them.
     const written: string[] = [];
     for (let i = 0; i < (options.recordsBefore ?? 10); i++) {
-      const made = await l.api('POST', '/broker/adinserts', { name: `written before the restarts ${i}`, type: 'live', ad_server: `${l.vast.url}/vast3`, source_url: `${l.origin.url}/` });
+      const made = await l.api('POST', '/broker/adinserts', { name: `written before the restarts ${i}`, type: 'live', ad_server: `${l.world.vastUrl}/vast3`, source_url: `${l.world.originUrl}/` });
       if (made.status !== 200) throw new Error(`a write before the restarts answered ${made.status}: ${made.text}`);
       written.push((JSON.parse(made.text) as { guid: string }).guid);
     }
