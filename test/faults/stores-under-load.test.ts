@@ -10,6 +10,7 @@ if (missing) process.stderr.write(`test/faults: skipped: ${missing}\n`);
 describe.skipIf(missing !== undefined)('the stores restarted under the whole load (private PostgreSQL and Redis)', () => {
   it('ends no process, keeps viewers and the channel playing, completes the encodes in flight once, delivers every notification once and loses no record', async () => {
     const report = await storeRestartsReport({ viewers: 6, outageSeconds: 4, recordsBefore: 5 });
+    process.stderr.write(`stores under load: ${JSON.stringify(report.figures)}\n`); // the figures, for the docs' table
     expect(report.exited).toEqual([]);
     expect(report.unhandled).toEqual([]);
     // viewers' playlists, their ad segments and the channel's playlist answered every time (docs/store-outages.md);

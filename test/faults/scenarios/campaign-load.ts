@@ -202,9 +202,14 @@ export class CampaignLoad {
     await Promise.all(Array.from({ length: Math.min(32, viewers) }, async () => {
       while (next < viewers) {
         next++;
-        const master = await this.get(`/v1/master/${this.adinsertGuid}/live/master.m3u8`);
-        const variant = variantUrls(master.text).find((u) => !master.text.includes(`URI="${u}"`));
-        if (master.status !== 200 || !variant?.startsWith('/v1/manifest/')) throw new Error(`a session answered ${master.status}: ${master.text.slice(0, 300)}`);
+        // a proxy whose Redis connection is not up yet (a loaded machine: its first connect may time out) gives the
+        // origin's own playlist and no session: asked again until it makes one
+        const variant = await until('a session', 60_000, async () => {
+          const master = await this.get(`/v1/master/${this.adinsertGuid}/live/master.m3u8`);
+          const found = variantUrls(master.text).find((u) => !master.text.includes(`URI="${u}"`));
+          if (master.status !== 200) throw new Error(`a session answered ${master.status}: ${master.text.slice(0, 300)}`);
+          return found?.startsWith('/v1/manifest/') ? found : undefined;
+        });
         this.viewerPaths.push(variant);
       }
     }));
