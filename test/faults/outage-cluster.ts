@@ -39,6 +39,8 @@ export interface OutageClusterOptions {
   logsToFiles?: boolean;
   /** more environment for every process */
   env?: Record<string, string>;
+  /** how long each process may take to start (default 120 s; a loaded machine starting seven at once needs more) */
+  startTimeoutMs?: number;
 }
 
 /** Starts the private stores, then the api (it migrates), then the ssai, worker and packager processes at once. */
@@ -60,7 +62,7 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
   const started: EngineProcess[] = [];
   const role = async (name: string, roles: string) => {
     const logs = options.logsToFiles ? { logFile: path.join(dataDir, 'logs', `${name}.log`) } : {};
-    const p = await startEngineProcess(name, { ...env, ENGINE_ROLES: roles }, logs);
+    const p = await startEngineProcess(name, { ...env, ENGINE_ROLES: roles }, { ...logs, ...(options.startTimeoutMs ? { timeoutMs: options.startTimeoutMs } : {}) });
     started.push(p);
     return p;
   };
@@ -73,11 +75,22 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
   try {
     api = await role('api', 'api');
     const packagerCount = typeof options.packager === 'number' ? options.packager : options.packager ? 1 : 0;
-    const [ssaiProcesses, workers, packagerProcesses] = await Promise.all([
-      Promise.all(Array.from({ length: options.ssai ?? 2 }, (_, i) => role(`ssai-${i + 1}`, 'ssai'))),
-      Promise.all(Array.from({ length: options.workers ?? 1 }, (_, i) => role(`worker-${i + 1}`, 'worker'))),
-      Promise.all(Array.from({ length: packagerCount }, (_, i) => role(i === 0 ? 'packager' : `packager-${i + 1}`, 'packager'))),
-    ]);
+    // every start settles before a failure is thrown, so close() stops the processes that did start (none left behind)
+    const settle = async (starts: Promise<EngineProcess>[]) => {
+      const results = await Promise.allSettled(starts);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return results.map((r) => (r as PromiseFulfilledResult<EngineProcess>).value);
+    };
+    const [ssaiProcesses, workers, packagerProcesses] = await settle([
+      ...Array.from({ length: options.ssai ?? 2 }, (_, i) => role(`ssai-${i + 1}`, 'ssai')),
+      ...Array.from({ length: options.workers ?? 1 }, (_, i) => role(`worker-${i + 1}`, 'worker')),
+      ...Array.from({ length: packagerCount }, (_, i) => role(i === 0 ? 'packager' : `packager-${i + 1}`, 'packager')),
+    ]).then((all) => {
+      const ssaiCount = options.ssai ?? 2;
+      const workerCount = options.workers ?? 1;
+      return [all.slice(0, ssaiCount), all.slice(ssaiCount, ssaiCount + workerCount), all.slice(ssaiCount + workerCount)] as const;
+    });
     ssai = ssaiProcesses;
     packagers = packagerProcesses;
     const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });

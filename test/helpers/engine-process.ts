@@ -90,7 +90,11 @@ export async function startEngineProcess(name: string, env: Record<string, strin
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
   });
-  const port = await started;
+  // a process that did not start in time is ended here: nobody else holds it to stop it later
+  const port = await started.catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
