@@ -137,7 +137,10 @@ describe('a virtual channel with ads, end to end', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('plays in hls.js through an item change and an ad break', async (ctx) => {
+  // Retried once: twice in stop 38's runs (Chromium 156.0.8078.114) one of these two hls.js runs never started playing
+  // (its first fragment loaded, nothing buffered, the renderer at 100% CPU) while the other passed; a regression in
+  // what the channel serves fails both tries.
+  it('plays in hls.js through an item change and an ad break', { retry: 1, timeout: 300_000 }, async (ctx) => {
     if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM}: playback is not checked`); return; }
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -187,9 +190,9 @@ describe('a virtual channel with ads, end to end', () => {
       .filter((h) => h.to - h.from > 0.04);
     expect(holes, summary).toEqual([]);
     expect(result.errors.filter((e) => /^buffer(SeekOverHole|NudgeOnStall)/.test(e)), summary).toEqual([]);
-  }, 300_000);
+  });
 
-  it('plays in hls.js through several breaks, each announced ahead, with no fatal error (issue 26)', async (ctx) => {
+  it('plays in hls.js through several breaks, each announced ahead, with no fatal error (issue 26)', { retry: 1, timeout: 450_000 }, async (ctx) => {
     if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM}: playback is not checked`); return; }
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -224,7 +227,7 @@ describe('a virtual channel with ads, end to end', () => {
       if (known !== undefined) expect(f.url.replace(/\/v1\/segment\/[^/]+\/[^/]+\//, ''), summary).toBe(known);
       bySn.set(f.sn, f.url.replace(/\/v1\/segment\/[^/]+\/[^/]+\//, ''));
     }
-  }, 450_000);
+  });
 
   it('keeps sequence numbers monotonic over reloads and decodes the stitched timeline with ffmpeg', async () => {
     const master = await (await fetch(playback)).text();
