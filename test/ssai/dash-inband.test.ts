@@ -7,16 +7,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_CLIP_SECONDS } from '../../fixtures/dash-origin.js';
-import { DashInbandOrigin, INBAND_MPD_PATH, INBAND_SCHEME } from '../../fixtures/dash-inband-origin.js';
+import { DashInbandOrigin, INBAND_MPD_PATH } from '../../fixtures/dash-inband-origin.js';
+import { SCTE35_INBAND_SCHEME as INBAND_SCHEME } from '../../ssai/parse/emsg-cues.js';
 import type { EmsgInput } from '../../fixtures/emsg-boxes.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import { scte35Bytes } from '../../media/scte35.js';
 import { decodeRepresentation, readTestMpd } from '../helpers/dash-mpd.js';
 import { VECTORS_DIR, vectorPath } from '../helpers/vectors.js';
-import { startSsai, type SsaiHarness } from './setup.js';
+import { closeDashSuite, startDashSuite, type DashSuite } from './dash-setup.js';
+import type { SsaiHarness } from './setup.js';
 
 describe.skipIf(!VECTORS_DIR)('DASH VOD with SCTE-35 in emsg boxes (InbandEventStream) through the proxy', () => {
+  let s: DashSuite<DashInbandOrigin> | undefined;
   let h: SsaiHarness;
   let origin: DashInbandOrigin;
   let guid: string;
@@ -32,7 +35,7 @@ describe.skipIf(!VECTORS_DIR)('DASH VOD with SCTE-35 in emsg boxes (InbandEventS
     const corrupt = sample('14.1').slice();
     corrupt[corrupt.length - 1]! ^= 0xff;
     // rung 1 (256x144, 200 kb/s) is the smallest Representation of the video AdaptationSet that announces them
-    origin = await DashInbandOrigin.start({
+    const planned = DashInbandOrigin.start({
       'chunk_1_00001.m4s': [
         { version: 1, schemeIdUri: INBAND_SCHEME, timescale: 90_000, time: 2 * 90_000, eventDuration: 6 * 90_000, id: 1, messageData: six },
         // the standard's program start and end: no break
@@ -42,15 +45,10 @@ describe.skipIf(!VECTORS_DIR)('DASH VOD with SCTE-35 in emsg boxes (InbandEventS
       'chunk_1_00005.m4s': [tail(4000)],
       'chunk_1_00006.m4s': [tail(2000), { version: 0, schemeIdUri: 'urn:mpeg:dash:event:2012', value: '1', timescale: 1, time: 0, id: 5, messageData: new Uint8Array(2) }],
     });
-    h = await startSsai();
     // vast4: ads a (6 s) and b (4 s); each break takes those that fit its length
-    guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    ({ h, origin, guid } = s = await startDashSuite(planned, '/vast4'));
   }, 240_000);
-
-  afterAll(async () => {
-    await h?.close();
-    await origin?.close();
-  });
+  afterAll(() => closeDashSuite(s));
 
   it('places the breaks the emsg boxes carry: v1 on the media timeline, v0 from its segment\'s start, the content resuming with its media time', async () => {
     const url = `${h.engine.url}/v1/dash/${guid}/${INBAND_MPD_PATH}`;

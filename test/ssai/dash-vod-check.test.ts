@@ -6,23 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPlaylistUrl } from '../../ssai/check/check-url.js';
 import { DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
 import { readTestMpd } from '../helpers/dash-mpd.js';
-import { startSsai, type SsaiHarness } from './setup.js';
+import { closeDashSuite, startDashSuite, type DashSuite } from './dash-setup.js';
+import type { SsaiHarness } from './setup.js';
 
 describe('engine check-playlist on a DASH MPD', () => {
+  let s: DashSuite<DashOrigin> | undefined;
   let h: SsaiHarness;
   let origin: DashOrigin;
   let guid: string;
 
-  beforeAll(async () => {
-    origin = await DashOrigin.start();
-    h = await startSsai();
-    guid = await h.configure('/vmap', { type: 'broker', source: `${origin.url}/` });
-  }, 240_000);
-
-  afterAll(async () => {
-    await h?.close();
-    await origin?.close();
-  });
+  beforeAll(async () => void ({ h, origin, guid } = s = await startDashSuite(DashOrigin.start(), '/vmap')), 240_000);
+  afterAll(() => closeDashSuite(s));
 
   it('finds no error in the proxy\'s stitched MPD and fetches its segments without firing beacons', async () => {
     const res = await h.get(`/v1/dash/${guid}/${DASH_MPD_PATH}`);

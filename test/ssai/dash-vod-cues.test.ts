@@ -13,7 +13,8 @@ import { DASH_CLIP_SECONDS, DashOrigin } from '../../fixtures/dash-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import { readTestMpd } from '../helpers/dash-mpd.js';
-import { startSsai, type SsaiHarness } from './setup.js';
+import { closeDashSuite, startDashSuite, type DashSuite } from './dash-setup.js';
+import type { SsaiHarness } from './setup.js';
 
 /** The encode's MPD with an EventStream of each scheme added to its Period. */
 async function withCues(dir: string): Promise<string> {
@@ -35,22 +36,17 @@ async function withCues(dir: string): Promise<string> {
 }
 
 describe('DASH VOD with SCTE-35 EventStream cues through the proxy', () => {
+  let s: DashSuite<DashOrigin> | undefined;
   let h: SsaiHarness;
   let origin: DashOrigin;
   let guid: string;
 
   beforeAll(async () => {
-    origin = await DashOrigin.start();
-    origin.overrides.set('/vod/cmaf/cues.mpd', await withCues(origin.dir));
-    h = await startSsai();
+    const cues = DashOrigin.start().then(async (o) => { o.overrides.set('/vod/cmaf/cues.mpd', await withCues(o.dir)); return o; });
     // vast4: ads a (6 s) and b (4 s); each break takes those that fit its length
-    guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    ({ h, origin, guid } = s = await startDashSuite(cues, '/vast4'));
   }, 240_000);
-
-  afterAll(async () => {
-    await h?.close();
-    await origin?.close();
-  });
+  afterAll(() => closeDashSuite(s));
 
   it('fills the part of a break the ads leave with the configuration\'s slate, as a Period of its own', async () => {
     const png = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'engine-dash-slate-')), 'slate.png');

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_CLIP_SECONDS, DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { decodeRepresentation, readTestMpd, type TestMpd, type TestPeriod } from '../helpers/dash-mpd.js';
-import { startSsai, type SsaiHarness } from './setup.js';
+import { closeDashSuite, startDashSuite, type DashSuite } from './dash-setup.js';
+import type { SsaiHarness } from './setup.js';
 
 const isAd = (p: TestPeriod): boolean => p.id.startsWith('vmap-');
 const sidOf = (text: string): string => /\/v1\/segment\/[^/]+\/([^/]+)\//.exec(text)![1]!;
@@ -20,11 +21,11 @@ describe('DASH VOD with VMAP breaks through the proxy', () => {
   let mpdUrl: string;
   let first: { text: string; mpd: TestMpd };
 
+  let s: DashSuite<DashOrigin> | undefined;
+
   beforeAll(async () => {
-    origin = await DashOrigin.start();
-    h = await startSsai();
     // the fixture's VMAP: pre-roll (ad a), mid-roll at 00:00:08 (a), one at 75 % (a, b), post-roll (b)
-    guid = await h.configure('/vmap', { type: 'broker', source: `${origin.url}/` });
+    ({ h, origin, guid } = s = await startDashSuite(DashOrigin.start(), '/vmap'));
     mpdUrl = `${h.engine.url}/v1/dash/${guid}/${DASH_MPD_PATH}`;
     const res = await h.get(mpdUrl);
     expect(res.status, res.text).toBe(200);
@@ -32,10 +33,7 @@ describe('DASH VOD with VMAP breaks through the proxy', () => {
     first = { text: res.text, mpd: readTestMpd(res.text, mpdUrl) };
   }, 240_000);
 
-  afterAll(async () => {
-    await h?.close();
-    await origin?.close();
-  });
+  afterAll(() => closeDashSuite(s));
 
   it('inserts every VMAP break as ad Periods and keeps the whole content, split at the breaks', () => {
     const { mpd } = first;
