@@ -165,6 +165,28 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
   };
   const addAds = (b: DashBreak): void => { for (const ad of b.ads) addPeriod(adPeriod(ad), ad.duration); };
 
+  /**
+   * The origin's event signalling in a content Period, one step for both forms (ad_marker_passthrough, issue 31 item 5):
+   * its EventStreams cut to [from, to) after the BaseURL, before the AdaptationSets (ISO/IEC 23009-1 Table 4); with
+   * passthrough off, the SCTE-35 EventStreams and the SCTE-35 InbandEventStreams left out (inband cues stay in the
+   * content's segments, which the proxy does not touch: players are no longer told to read them).
+   */
+  const placeSignalling = (p: Element, streams: Element[], from: number, to: number, afterBreak: boolean): void => {
+    const firstSet = childrenNamed(p, 'AdaptationSet')[0] ?? null;
+    for (const stream of streams) {
+      const scte = isScte35(stream);
+      if (scte && opts.removeCues) continue;
+      const part = eventStreamPart(stream, from, to, scte && afterBreak);
+      if (part) p.insertBefore(part, firstSet);
+    }
+    if (!opts.removeCues) return;
+    for (const set of childrenNamed(p, 'AdaptationSet')) {
+      for (const owner of [set, ...childrenNamed(set, 'Representation')]) {
+        for (const x of childrenNamed(owner, 'InbandEventStream')) if (isScte35(x)) owner.removeChild(x);
+      }
+    }
+  };
+
   const contentPeriod = (i: number, from: number, to: number, afterBreak: boolean): Element => {
     const p = period.cloneNode(true) as Element;
     p.setAttribute('id', `content-${i}`);
@@ -173,23 +195,9 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     const baseUrl = el('BaseURL');
     baseUrl.appendChild(doc.createTextNode(opts.contentUri ? opts.contentUri(contentBase) : contentBase));
     p.insertBefore(baseUrl, p.firstChild);
-    // the origin's EventStreams, each cut to this Period (ad_marker_passthrough: its SCTE-35 ones kept or left out),
-    // after the BaseURL, before the AdaptationSets (the Period's order, ISO/IEC 23009-1 Table 4)
-    const firstSet = childrenNamed(p, 'AdaptationSet')[0] ?? null;
-    for (const stream of streams) {
-      const scte = isScte35(stream);
-      if (scte && opts.removeCues) continue;
-      const part = eventStreamPart(stream, from, to, scte && afterBreak);
-      if (part) p.insertBefore(part, firstSet);
-    }
+    placeSignalling(p, streams, from, to, afterBreak);
     childrenNamed(p, 'AdaptationSet').forEach((set, setIndex) => {
       for (const t of childrenNamed(set, 'SegmentTemplate')) set.removeChild(t);
-      // (inband cues are in the content's segments, which the proxy does not touch: with passthrough off the players
-      // are not told to read them)
-      if (opts.removeCues) {
-        for (const x of childrenNamed(set, 'InbandEventStream')) if (isScte35(x)) set.removeChild(x);
-        for (const rep of childrenNamed(set, 'Representation')) for (const x of childrenNamed(rep, 'InbandEventStream')) if (isScte35(x)) rep.removeChild(x);
-      }
       const reps = childrenNamed(set, 'Representation');
       let kept = 0;
       for (const rep of reps) {
