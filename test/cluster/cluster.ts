@@ -26,6 +26,18 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
   }
 }
 
+/** A channel's detail as the API answers it. */
+export interface ChannelDetail { channelStatus: string; statusReason?: string | null; outputs?: Array<{ url: string }>; [field: string]: unknown }
+
+/** Waits for a channel to reach `status`; `failed` seen on the way throws with the channel's reason. */
+export function untilChannel<T extends ChannelDetail>(read: () => Promise<T>, status: string, failed: string, timeoutMs: number): Promise<T> {
+  return until(`the channel ${status}`, timeoutMs, async () => {
+    const detail = await read();
+    if (detail.channelStatus === failed) throw new Error(`the channel is ${failed}: ${detail.statusReason}`);
+    return detail.channelStatus === status ? detail : undefined;
+  });
+}
+
 export const CLUSTER_ADMIN = { email: 'admin@example.test', password: 'cluster-admin-password' };
 
 /**

@@ -11,7 +11,7 @@ import path from 'node:path';
 import HLS from 'hls-parser';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { tinyBlueprint } from '../../e2e/live/live-helpers.js';
-import { CLUSTER_ADMIN, until } from '../../cluster/cluster.js';
+import { CLUSTER_ADMIN, until, untilChannel } from '../../cluster/cluster.js';
 import { startEngineProcess, type EngineProcess } from '../../helpers/engine-process.js';
 import { request } from '../outage-cluster.js';
 import { PrivatePostgres } from '../private-stores.js';
@@ -171,7 +171,7 @@ async function run(engine: EngineProcess, postgres: PrivatePostgres, dataDir: st
     return { status: answer.status, body: answer.text ? JSON.parse(answer.text) : undefined };
   };
   const vodInfo = async (guid: string) => (await api('GET', `/broker/vod/list/${guid}/info`)).body.data as { status: string; statusReason: string | null };
-  const channel = async (id: string) => (await api('GET', `/channels/${id}`)).body as { channelStatus: string; statusReason: string | null; outputs: Array<{ url: string }> };
+  const channel = async (id: string) => (await api('GET', `/channels/${id}`)).body as { channelStatus: string; statusReason: string | null; outputs: Array<{ url: string }>; [field: string]: unknown };
   const alarms = async (id: string) => (await api('GET', `/channels/${id}/alarms?history=true`)).body.items as Array<{ code: string; message: string; active: boolean }>;
   const filler = path.join(dataDir, 'filler.bin');
 
@@ -182,11 +182,7 @@ async function run(engine: EngineProcess, postgres: PrivatePostgres, dataDir: st
   blueprint.createArchives = true;
   const id = (await api('POST', '/workflows', { name: 'Disk full', blueprint })).body.id as string;
   if ((await api('POST', '/channels', { workflows: [id] })).status !== 200) throw new Error('the channel did not start');
-  const running = await until('the channel RUNNING', 90_000, async () => {
-    const detail = await channel(id);
-    if (detail.channelStatus === 'START_FAILED') throw new Error(`start failed: ${detail.statusReason}`);
-    return detail.channelStatus === 'RUNNING' ? detail : undefined;
-  });
+  const running = await untilChannel(() => channel(id), 'RUNNING', 'START_FAILED', 90_000);
   const multivariantUrl = running.outputs[0]!.url;
   const multivariant = HLS.parse((await request(multivariantUrl)).text);
   if (!multivariant.isMasterPlaylist) throw new Error('expected a multivariant playlist');

@@ -9,7 +9,7 @@ import HLS from 'hls-parser';
 import { generateMedia } from '../../../fixtures/generate-media.js';
 import { STALE_MS } from '../../../kernel/seams/channel-commands.js';
 import { decodeLive, tinyBlueprint } from '../../e2e/live/live-helpers.js';
-import { sleep, until } from '../../cluster/cluster.js';
+import { sleep, until, untilChannel, type ChannelDetail } from '../../cluster/cluster.js';
 import { alive, request, startOutageCluster, type OutageCluster } from '../outage-cluster.js';
 import type { FaultFigures, FaultScenarioOptions } from './fault-figures.js';
 
@@ -172,11 +172,8 @@ async function run(cluster: OutageCluster, options: KillPackagerOptions, log: (l
   const id = created.body.id as string;
   const started = await api('POST', '/channels', { workflows: [id] });
   if (started.status !== 200) throw new Error(`start: ${JSON.stringify(started.body)}`);
-  const running = await until('the channel RUNNING', 90_000, async () => {
-    const detail = (await api('GET', `/channels/${id}`)).body;
-    if (detail.channelStatus === 'START_FAILED') throw new Error(`start failed: ${detail.statusReason}`);
-    return detail.channelStatus === 'RUNNING' ? detail : undefined;
-  });
+  const detail = async () => (await api('GET', `/channels/${id}`)).body as ChannelDetail;
+  const running = await untilChannel(detail, 'RUNNING', 'START_FAILED', 90_000);
   const ownerOf = async () => (await cluster.postgres.query<{ packager_id: string }>('select packager_id from channel_owners where workflow_id = $1', [id]))[0]?.packager_id;
   const ownerBefore = await until('the channel owned by a packager', 30_000, ownerOf);
   const victim = cluster.packagers.find((p) => ownerBefore.includes(`-${p.child.pid}-`));
@@ -185,7 +182,7 @@ async function run(cluster: OutageCluster, options: KillPackagerOptions, log: (l
   log(`channel ${id} runs on ${victim.name} (pid ${victim.child.pid})`);
 
   // the first rendition's media playlist, read through the balancer as a player does
-  const multivariantUrl = running.outputs[0].url as string;
+  const multivariantUrl = running.outputs![0]!.url;
   const multivariant = HLS.parse((await request(multivariantUrl)).text);
   if (!multivariant.isMasterPlaylist) throw new Error('expected a multivariant playlist');
   const mediaUrl = new URL(multivariant.variants[0]!.uri, multivariantUrl).toString();
@@ -223,11 +220,7 @@ async function run(cluster: OutageCluster, options: KillPackagerOptions, log: (l
   // the stop merges the archive on the survivor; its record beside it lists the hole
   const stopped = await api('DELETE', '/channels', { workflows: [id] });
   if (stopped.status !== 200) throw new Error(`stop: ${JSON.stringify(stopped.body)}`);
-  const done = await until('the channel DONE', 120_000, async () => {
-    const detail = (await api('GET', `/channels/${id}`)).body;
-    if (detail.channelStatus === 'STOP_FAILED') throw new Error(`stop failed: ${detail.statusReason}`);
-    return detail.channelStatus === 'DONE' ? detail : undefined;
-  });
+  const done = await untilChannel(detail, 'DONE', 'STOP_FAILED', 120_000);
   log(`stopped: archive ${JSON.stringify(done.archive)}; media/archives: ${fs.readdirSync(path.join(cluster.dataDir, 'media', 'archives'), { withFileTypes: false }).join(', ')}`);
   const recordFile = path.join(cluster.dataDir, 'media', 'archives', `${id}.json`);
   const archiveFile = fs.existsSync(path.join(cluster.dataDir, 'media', 'archives', `${id}.mp4`));
