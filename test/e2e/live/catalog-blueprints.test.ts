@@ -144,10 +144,11 @@ describe('every catalog blueprint end to end', () => {
           const window = await mediaPlaylist(mediaUrl);
           return window.segments.some((s) => s.uri.startsWith('r2_')) ? window : undefined;
         });
-        // the slate closed the segment it was writing when the sender went on air: a short one, none of it lost
+        // the slate closed the segment it was writing when the sender went on air: listed, no longer than a segment
+        // (short, unless the sender came on air at the segment's boundary: 2.0 s was seen once on a quiet machine)
         const slateEnd = onAir.segments[onAir.segments.findIndex((s) => s.uri.startsWith('r2_')) - 1];
         expect(slateEnd?.uri).toMatch(/^r1_/);
-        expect(slateEnd!.duration).toBeLessThan(SEGMENT_SECONDS);
+        expect(slateEnd!.duration).toBeLessThanOrEqual(SEGMENT_SECONDS + 0.001);
       }
 
       // ffmpeg decodes the live output cleanly, hls.js in Chromium plays it
