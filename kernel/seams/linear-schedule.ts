@@ -27,6 +27,11 @@ export interface LinearListing {
 export interface LinearSchedule {
   guid: string;
   loopIntervalHours?: number;
+  /**
+   * Wall clock (epoch ms) the channel's media sequence and discontinuity numbers count from: fixed for the channel
+   * (its creation less a day: listings may be posted for the hours just gone, and a window reaches back from now).
+   */
+  numberedFromMs?: number;
   /** every listing of the channel, by start */
   listings: LinearListing[];
 }

@@ -3,7 +3,10 @@
 // what nothing covers, the loop's replays); each block places whole segments of its program back to back from its
 // start, ending by its end. Media sequence and discontinuity numbers count every segment and every item change since
 // the epoch: closed forms per block (whole loops plus a binary search), prefix sums over blocks, so a request costs
-// O(log) whatever the channel's age, and the numbers only grow as the clock moves.
+// O(log) whatever the channel's age, and the numbers only grow as the clock moves. They are then counted from the
+// channel's own origin (`numberedFromMs`), so a channel's discontinuity sequence starts near 0: counted from 1970, the
+// slate's loops alone made it ~224 million, and hls.js 1.7 walks an array indexed by it on every playlist load
+// (StreamController.onLevelLoaded: `initPTS.some(...)`), 5 s of main thread each time, so it never started playing.
 import { countAtMost, countBelow } from './asset.js';
 import type { Program } from './program.js';
 
@@ -106,6 +109,12 @@ export interface TimelineInput {
   slate: Program;
   /** replay the last `loopMs` before the end of the last block instead of slate */
   loopMs?: number;
+  /**
+   * Wall clock (epoch ms) from which the numbers count: the first segment starting there has media sequence 0 and
+   * discontinuity sequence 0. Fixed for the channel (every process must agree) and before any window ever served.
+   * Default 0: the epoch.
+   */
+  numberedFromMs?: number;
 }
 
 export class Timeline {
@@ -121,6 +130,9 @@ export class Timeline {
   private cycleDiscs = 0;
   private loopStart = Infinity;
   private loopMs = 0;
+  /** the epoch-counted numbers of the first segment at or after numberedFromMs (subtracted from every number) */
+  private seqOrigin = 0;
+  private discOrigin = 0;
 
   constructor(input: TimelineInput) {
     let t = 0;
@@ -169,6 +181,13 @@ export class Timeline {
         this.historyStats.push(blockStats(b));
         this.seqBase.push(seq);
         this.discBase.push(disc);
+      }
+    }
+    if (input.numberedFromMs) {
+      const first = this.segmentsFrom(input.numberedFromMs).next();
+      if (!first.done) {
+        this.seqOrigin = first.value.seq;
+        this.discOrigin = first.value.disc;
       }
     }
   }
@@ -226,8 +245,8 @@ export class Timeline {
     const local = g % p.count;
     const tagsAfterFirst = g > stats.first ? pieceFirstsBelowIndex(p, g + 1) - pieceFirstsBelowIndex(p, stats.first + 1) : 0;
     return {
-      seq: ref.seqBase + (g - stats.first),
-      disc: ref.discBase + 1 + tagsAfterFirst,
+      seq: ref.seqBase + (g - stats.first) - this.seqOrigin,
+      disc: ref.discBase + 1 + tagsAfterFirst - this.discOrigin,
       discontinuity: g === stats.first || isPieceFirst(p, local),
       startMs: block.start + (segStart(p, g) - block.offset),
       durationMs: p.endsMs[local]! - (local === 0 ? 0 : p.endsMs[local - 1]!),

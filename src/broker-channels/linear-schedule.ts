@@ -9,6 +9,9 @@ import type { AssetLocation, LinearListing, LinearSchedule, LinearScheduleSource
 import { BrokerChannelStore } from './broker-channel.store.js';
 import { linearToken } from './playback-url.js';
 
+/** A channel's numbers count from a day before its creation: no window served reaches back past that. */
+const NUMBERED_BEFORE_CREATION_MS = 24 * 3_600_000;
+
 export function mediaDirOf(ctx: EngineContext): string {
   return ctx.services.vod?.mediaDir ?? path.join(ctx.config.dataDir, 'media');
 }
@@ -47,7 +50,7 @@ export function linearScheduleSource(ctx: EngineContext): LinearScheduleSource {
         else if (l.playlist) sources = await sourcesOf(l.playlist);
         out.push({ guid: l.guid, start: l.start, end: l.end, sources });
       }
-      return { guid, ...(channel.loopInterval ? { loopIntervalHours: channel.loopInterval } : {}), listings: out };
+      return { guid, ...(channel.loopInterval ? { loopIntervalHours: channel.loopInterval } : {}), numberedFromMs: channel.createdAt - NUMBERED_BEFORE_CREATION_MS, listings: out };
     },
     locate: async (vod): Promise<AssetLocation | undefined> => {
       const source = await vods.get(vod);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expandSources, makeProgram, type Program } from '../../../packager/linear/program.js';
 import { ANNOUNCE_AHEAD_MS, renderMedia } from '../../../packager/linear/render.js';
 import { findAvails } from '../../../ssai/parse/cue-finder.js';
-import { Timeline, type Block } from '../../../packager/linear/timeline.js';
+import { Timeline, type Block, type TimelineInput } from '../../../packager/linear/timeline.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 import { fakeAsset } from './fake-assets.js';
 
@@ -102,6 +102,16 @@ describe('linear timeline', () => {
     expect(pl.segments[0]!.tags.map((t) => t.name)).toContain('EXT-X-CUE-IN');
   });
 
+  it('numbers a channel from its own origin: a channel on slate since the epoch starts near discontinuity 0', () => {
+    // counted from 1970, the slate's loops (4 s each) alone would make the discontinuity sequence ~450 million
+    const created = T - 86_400_000;
+    const tl = new Timeline({ blocks: [block(T, T + 60_000, program({ asset: A }))], slate: SLATE, numberedFromMs: created });
+    const pl = parse(text(tl, T + 25_000));
+    expect(pl.discontinuitySequence).toBeLessThan(86_400 / 4 + 10);
+    expect(pl.mediaSequence).toBeLessThan(86_400 + 20);
+    expect(parse(text(new Timeline({ blocks: [block(T, T + 60_000, program({ asset: A }))], slate: SLATE }), T + 25_000)).discontinuitySequence).toBeGreaterThan(1e8);
+  });
+
   describe('properties over random schedules', () => {
     const assets = [A, B, AD, fakeAsset('C', [4, 4, 4, 4, 0.5]), fakeAsset('D', [1.5])];
     const schedule = fc.record({
@@ -114,7 +124,7 @@ describe('linear timeline', () => {
       origin: fc.integer({ min: 0, max: 100_000 }),
     });
     type Schedule = typeof schedule extends fc.Arbitrary<infer R> ? R : never;
-    const build = (s: Schedule): Timeline => {
+    const inputOf = (s: Schedule): TimelineInput => {
       let t = s.origin;
       const blocks: Block[] = [];
       for (const item of s.items) {
@@ -123,8 +133,9 @@ describe('linear timeline', () => {
         blocks.push(block(t, t + item.length, p.count ? p : SLATE));
         t += item.length;
       }
-      return new Timeline({ blocks, slate: SLATE, ...(s.loopMs ? { loopMs: s.loopMs } : {}) });
+      return { blocks, slate: SLATE, ...(s.loopMs ? { loopMs: s.loopMs } : {}) };
     };
+    const build = (s: Schedule): Timeline => new Timeline(inputOf(s));
 
     it('numbers every segment once: consecutive sequences, discontinuities counted exactly, over reloads too', () => {
       fc.assert(fc.property(schedule, fc.array(fc.integer({ min: 0, max: 400_000 }), { minLength: 2, maxLength: 6 }), (s, offsets) => {
@@ -187,6 +198,19 @@ describe('linear timeline', () => {
           if (++n > 3000 || seg.startMs > 500_000) break;
         }
       }), { numRuns: 100 });
+    });
+
+    it('counted from numberedFromMs: the same numbers less those of the first segment there, so they start at 0', () => {
+      fc.assert(fc.property(schedule, fc.integer({ min: 0, max: 300_000 }), fc.integer({ min: 0, max: 100_000 }), (s, anchor, after) => {
+        const epoch = build(s);
+        const rebased = new Timeline({ ...inputOf(s), numberedFromMs: anchor });
+        const first = epoch.segmentsFrom(anchor).next().value!;
+        expect(rebased.segmentsFrom(anchor).next().value).toMatchObject({ seq: 0, disc: 0, startMs: first.startMs });
+        const now = anchor + after;
+        const a = epoch.window(now, 8, 40_000);
+        const b = rebased.window(now, 8, 40_000);
+        expect(b.map((x) => [x.seq + first.seq, x.disc + first.disc, x.startMs])).toEqual(a.map((x) => [x.seq, x.disc, x.startMs]));
+      }), { numRuns: 150 });
     });
 
     it('two independent computations give the same playlist', () => {
