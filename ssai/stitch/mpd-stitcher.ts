@@ -298,7 +298,9 @@ type Piece = { kind: 'content'; period: number; from: number; to: number; afterB
  */
 function cutAtBreaks(periods: MpdRead['periods'], breaks: readonly DashBreak[], end: number, stop = Infinity): Piece[] {
   const pieces: Piece[] = [];
-  let cursor = periods[0]?.startSec ?? 0;
+  // (from before the first Period: a live window's first Period may start after a break it has left, whose replaced
+  // content is none of the Periods after it)
+  let cursor = -Infinity;
   let after: string | undefined;
   const content = (to: number): void => {
     for (const p of periods) {
