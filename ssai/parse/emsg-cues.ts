@@ -11,7 +11,8 @@ export type EmsgSegment = { startSec: number };
 /**
  * The SCTE-35 cues of a segment's emsg boxes. Where an event sits: version 0 counts presentation_time_delta from the
  * segment's earliest presentation time; version 1 gives presentation_time on the track's media timeline, made a time of
- * the Period by the Representation's presentationTimeOffset (`ptoSec`). The event_duration stands in for a section
+ * the Period by the Representation's presentationTimeOffset (`ptoSec`; less its Period's start, a time of the MPD's
+ * timeline, as dash-inband.ts reads every Period's). The event_duration stands in for a section
  * without a break or segmentation duration, as an EventStream Event's @duration does.
  */
 export function emsgCues(boxes: readonly EmsgBox[], segment: EmsgSegment, ptoSec: number): { cues: MpdCue[]; warnings: MpdCueWarning[] } {

@@ -1,7 +1,7 @@
 // SCTE-35 cues of a static MPD (issue 33 item 2, SCTE 214-1 §5.3): the Events of a Period's EventStreams in either
 // scheme, urn:scte:scte35:2013:xml (a SpliceInfoSection written as XML: SpliceInsert, or TimeSignal with a
 // SegmentationDescriptor) and urn:scte:scte35:2014:xml+bin (the section's bytes in base64 in a Binary element), read
-// as break starts on the Period's timeline. Pure.
+// as break starts on the MPD's timeline, whichever of its Periods holds them. Pure.
 import type { Element } from '@xmldom/xmldom';
 import { cueDirection, cueDurationSeconds, cueEventId, decodeScte35, SEGMENTATION_ENDS, SEGMENTATION_STARTS, type SpliceInfo } from '../../media/scte35.js';
 import type { Avail, CueErrorReason } from './cue-finder.js';
@@ -10,7 +10,7 @@ import { childrenNamed, type MpdRead } from './mpd-reader.js';
 export const SCTE35_XML_SCHEME = 'urn:scte:scte35:2013:xml';
 export const SCTE35_BIN_SCHEME = 'urn:scte:scte35:2014:xml+bin';
 
-/** A cue on the Period's timeline: a break starts (out) or ends (in) `atSec` seconds after the Period's start. */
+/** A cue on the MPD's timeline: a break starts (out) or ends (in) at `atSec` (its Period's start + its time in the Period). */
 export type MpdCue = { id: string; dir: 'out' | 'in'; atSec: number; durationSec?: number; scte35?: SpliceInfo; scheme: string };
 export type MpdCueWarning = { message: string; reason: CueErrorReason };
 
@@ -74,13 +74,13 @@ export function sectionCue(section: string | Uint8Array): Omit<MpdCue, 'atSec' |
 }
 
 /**
- * The SCTE-35 cues of the MPD's Period, in time order. An Event's own @duration stands for a cue without a break
+ * The SCTE-35 cues of the MPD's Periods, in time order. An Event's own @duration stands for a cue without a break
  * duration; an out cue without either lasts until the next in cue (else it is an insertion point: duration 0).
  */
 export function mpdCues(read: MpdRead): { cues: MpdCue[]; warnings: MpdCueWarning[] } {
   const cues: MpdCue[] = [];
   const warnings: MpdCueWarning[] = [];
-  for (const stream of childrenNamed(read.period, 'EventStream')) {
+  for (const period of read.periods) for (const stream of childrenNamed(period.element, 'EventStream')) {
     const scheme = stream.getAttribute('schemeIdUri') ?? '';
     if (scheme !== SCTE35_XML_SCHEME && scheme !== SCTE35_BIN_SCHEME) continue;
     const timescale = Number(stream.getAttribute('timescale') || 1);
@@ -98,8 +98,9 @@ export function mpdCues(read: MpdRead): { cues: MpdCue[]; warnings: MpdCueWarnin
         warnings.push({ message: `break duration ${cue.durationSec} s`, reason: 'bad_duration' });
         continue;
       }
-      if (!cue.id) cue.id = `dash-${event.getAttribute('id') || Math.round(at * 1000)}`;
-      cues.push({ ...cue, atSec: at, scheme });
+      // (an Event's @id is unique in its EventStream only: named with its Period's, which a live Period keeps)
+      if (!cue.id) cue.id = event.getAttribute('id') ? `dash-${period.id}-${event.getAttribute('id')}` : `dash-${Math.round((period.startSec + at) * 1000)}`;
+      cues.push({ ...cue, atSec: period.startSec + at, scheme });
     }
   }
   return { cues: orderedCues(cues), warnings };

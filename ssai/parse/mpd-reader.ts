@@ -1,5 +1,6 @@
 // A DASH MPD as the proxy reads it (issue 33 "DASH ad insertion"): parsed with @xmldom/xmldom (the parser
-// vod-encoder/captions.ts edits MPDs with), its Period's AdaptationSets and Representations, and each Representation's
+// vod-encoder/captions.ts edits MPDs with), its Periods on the MPD's timeline (one or several: a live origin's
+// programmes, a VOD assembled from parts), their AdaptationSets and Representations, and each Representation's
 // segments from its SegmentTemplate (SegmentTimeline or @duration), inherited from the Period and AdaptationSet as
 // ISO/IEC 23009-1 §5.3.9 says. A live MPD addressed by the clock (SegmentTemplate@duration, a SegmentTimeline whose
 // last S repeats with r="-1") is read at a given time: its window is what the wall clock makes available (DASH-IF IOP
@@ -38,6 +39,8 @@ export type MpdRepresentation = {
   /** the Representation element (the stitcher clones and edits its document) */
   element: Element;
   adaptationSet: Element;
+  /** index of its Period in the MPD (MpdRead.periods) */
+  periodIndex: number;
   /** index of its AdaptationSet in the Period */
   setIndex: number;
   id: string;
@@ -57,16 +60,32 @@ export type MpdRepresentation = {
   sidecar: boolean;
 };
 
+/** One Period of the origin's MPD, placed on the MPD's timeline (seconds from its Period@start reference). */
+export type MpdPeriod = {
+  element: Element;
+  index: number;
+  /** the origin's Period@id, else its start in ms: a live Period keeps both on every refresh */
+  id: string;
+  startSec: number;
+  /**
+   * static: the Period's length; dynamic: up to the next Period's start, the last (open) Period up to the live edge,
+   * the end of its first video Representation's window
+   */
+  durationSec: number;
+  /** a dynamic MPD's last Period: its window grows on */
+  open: boolean;
+  representations: MpdRepresentation[];
+};
+
 export type MpdRead = {
   doc: Document;
   mpd: Element;
   type: 'static' | 'dynamic';
-  /** seconds: the MPD's mediaPresentationDuration, else the Period's duration (live: up to the window's live edge) */
+  /** seconds: the MPD's mediaPresentationDuration, else the last Period's end (live: the live edge, on the MPD's timeline) */
   durationSec: number;
-  period: Element;
-  periodStartSec: number;
-  /** live (dynamic): seconds of the Period up to the live edge, the end of the first video Representation's window */
-  periodDurationSec: number;
+  /** the origin's Periods in order, each with a video Representation */
+  periods: MpdPeriod[];
+  /** every Period's Representations, in order */
   representations: MpdRepresentation[];
   /**
    * A live window read off the clock (SegmentTemplate@duration, r="-1"): the wall-clock time (ms) at which the next
@@ -251,32 +270,79 @@ export function readMpd(text: string, opts: { nowMs?: number } = {}): MpdReadRes
   if (!mpd || mpd.localName !== 'MPD') return { ok: false, unsupported: false, message: 'the document is not an MPD' };
   const unsupported = (message: string): MpdReadResult => ({ ok: false, unsupported: true, message });
   const type = mpd.getAttribute('type') === 'dynamic' ? 'dynamic' : 'static';
-  const periods = childrenNamed(mpd, 'Period');
-  if (periods.length !== 1) return unsupported(`the MPD has ${periods.length} Periods: only a single-Period MPD is split for ads`);
-  const period = periods[0]!;
-  if (period.getAttribute('xlink:href')) return unsupported('a remote (xlink) Period');
-  const periodStartSec = parseIsoDuration(period.getAttribute('start')) ?? 0;
+  const elements = childrenNamed(mpd, 'Period');
+  if (!elements.length) return unsupported('the MPD has no Period');
+  if (elements.some((p) => p.getAttribute('xlink:href'))) return unsupported('a remote (xlink) Period');
   const total = parseIsoDuration(mpd.getAttribute('mediaPresentationDuration'));
-  // a live Period runs on: its segments are read to no end, its length is the window's (below)
-  const periodDurationSec = type === 'dynamic' ? Infinity
-    : parseIsoDuration(period.getAttribute('duration')) ?? (total !== undefined ? total - periodStartSec : undefined);
-  if (periodDurationSec === undefined || !(periodDurationSec > 0)) return unsupported('the MPD gives no mediaPresentationDuration nor Period@duration');
   const ast = Date.parse(mpd.getAttribute('availabilityStartTime') ?? '');
   const timeShiftSec = parseIsoDuration(mpd.getAttribute('timeShiftBufferDepth'));
-  const clock: MpdClock | undefined = type === 'dynamic' && Number.isFinite(ast) && opts.nowMs !== undefined
-    ? { elapsedSec: (opts.nowMs - ast) / 1000 - periodStartSec, ...(timeShiftSec !== undefined ? { timeShiftSec } : {}) } : undefined;
+  const periods: MpdPeriod[] = [];
+  const representations: MpdRepresentation[] = [];
+  for (const [index, element] of elements.entries()) {
+    // ISO/IEC 23009-1 §5.3.2.1: a Period without @start starts where the previous one ends; the first at 0
+    const prev = periods[index - 1];
+    const startSec = parseIsoDuration(element.getAttribute('start')) ?? (prev ? prev.startSec + prev.durationSec : 0);
+    if (prev && startSec < prev.startSec) return unsupported(`Period ${index} starts before the Period ahead of it`);
+    const nextStart = parseIsoDuration(elements[index + 1]?.getAttribute('start'));
+    const last = index === elements.length - 1;
+    // a live MPD's last Period runs on: its segments are read to no end, its length is the window's (below)
+    const durationSec = type === 'dynamic' && last ? Infinity
+      : parseIsoDuration(element.getAttribute('duration')) ?? (nextStart !== undefined ? nextStart - startSec : last && total !== undefined ? total - startSec : undefined);
+    if (durationSec === undefined || !(durationSec > 0)) {
+      return unsupported(elements.length > 1 ? `Period ${index} has no length (no @duration, no next Period@start, no mediaPresentationDuration)` : 'the MPD gives no mediaPresentationDuration nor Period@duration');
+    }
+    const clock: MpdClock | undefined = type === 'dynamic' && Number.isFinite(ast) && opts.nowMs !== undefined
+      ? { elapsedSec: (opts.nowMs - ast) / 1000 - startSec, ...(timeShiftSec !== undefined ? { timeShiftSec } : {}) } : undefined;
+    const own = periodRepresentations(element, index, durationSec, clock);
+    if (typeof own === 'string') return unsupported(elements.length > 1 ? `Period ${index}: ${own}` : own);
+    const id = element.getAttribute('id') || String(Math.round(startSec * 1000));
+    periods.push({ element, index, id, startSec, durationSec, open: !Number.isFinite(durationSec), representations: own });
+    representations.push(...own);
+  }
+  const ids = new Set(periods.map((p) => p.id));
+  if (ids.size !== periods.length) return unsupported('two Periods have the same id');
+  const lastPeriod = periods[periods.length - 1]!;
+  if (type === 'dynamic') {
+    // live: the last Period as far as the window goes (its live edge), on its first video Representation's timeline
+    const a = lastPeriod.representations.find((r) => r.kind === 'video')?.addressing;
+    const end = a?.segments[a.segments.length - 1];
+    lastPeriod.durationSec = a && end ? (end.t + end.d - a.presentationTimeOffset) / a.timescale : 0;
+    const value: MpdRead = { doc, mpd, type, durationSec: lastPeriod.startSec + lastPeriod.durationSec, periods, representations };
+    const next = Math.min(...lastPeriod.representations.map((r) => r.addressing?.clockNextSec ?? Infinity));
+    if (Number.isFinite(next)) {
+      value.clockUntilMs = ast + (lastPeriod.startSec + next) * 1000;
+      // the viewer's MPD lists the window as a SegmentTimeline: its player reloads it to see each new segment (an
+      // origin addressed by the clock may ask for reloads minutes apart, ffmpeg's PT500S), and the breaks at the edge
+      const segSec = Math.min(...lastPeriod.representations.flatMap((r) => { const l = r.addressing?.segments.at(-1); return l && r.addressing ? [l.d / r.addressing.timescale] : []; }));
+      const mup = parseIsoDuration(mpd.getAttribute('minimumUpdatePeriod'));
+      if (Number.isFinite(segSec) && (mup === undefined || mup > segSec)) mpd.setAttribute('minimumUpdatePeriod', isoDuration(segSec));
+    }
+    return { ok: true, value };
+  }
+  return { ok: true, value: { doc, mpd, type, durationSec: total ?? lastPeriod.startSec + lastPeriod.durationSec, periods, representations } };
+}
+
+/**
+ * A Period's Representations of the kinds the proxy reads, each with its addressing; a string says why the Period
+ * cannot be split. A live MPD's Period before its last one is complete: read as far as its end, its segments addressed
+ * by @duration those the time shift buffer still holds.
+ */
+function periodRepresentations(period: Element, periodIndex: number, durationSec: number, clock: MpdClock | undefined): MpdRepresentation[] | string {
   const representations: MpdRepresentation[] = [];
   for (const [setIndex, set] of childrenNamed(period, 'AdaptationSet').entries()) {
     for (const rep of childrenNamed(set, 'Representation')) {
       const kind = kindOf(set, rep);
       if (!kind) continue;
-      const addressing = addressingOf([period, set, rep], periodDurationSec, clock);
-      if (typeof addressing === 'string') return unsupported(addressing);
+      const addressing = addressingOf([period, set, rep], durationSec, clock);
+      if (typeof addressing === 'string') return addressing;
+      if (addressing?.duration !== undefined && clock && Number.isFinite(durationSec)) {
+        addressing.segments = inTimeShift(addressing.segments, addressing.presentationTimeOffset, addressing.timescale, clock);
+      }
       const sidecar = addressing === undefined && childrenNamed(rep, 'BaseURL').length > 0 && kind === 'text';
-      if (!addressing && !sidecar) return unsupported(`Representation ${rep.getAttribute('id') ?? '?'} has no SegmentTemplate`);
+      if (!addressing && !sidecar) return `Representation ${rep.getAttribute('id') ?? '?'} has no SegmentTemplate`;
       const channels = [rep, set].map((el) => childrenNamed(el, 'AudioChannelConfiguration')[0]).find((c) => c !== undefined);
       const r: MpdRepresentation = {
-        element: rep, adaptationSet: set, setIndex, id: rep.getAttribute('id') ?? '', kind, sidecar,
+        element: rep, adaptationSet: set, periodIndex, setIndex, id: rep.getAttribute('id') ?? '', kind, sidecar,
         bandwidth: num(rep, 'bandwidth') ?? 0,
         ...(addressing ? { addressing } : {}),
       };
@@ -299,29 +365,34 @@ export function readMpd(text: string, opts: { nowMs?: number } = {}): MpdReadRes
       representations.push(r);
     }
   }
-  const video = representations.find((r) => r.kind === 'video');
-  if (!video) return unsupported('the MPD has no video Representation');
-  if (type === 'dynamic') {
-    // live: the Period as far as the window goes (its live edge), on the first video Representation's timeline
-    const a = video.addressing;
-    const last = a?.segments[a.segments.length - 1];
-    const edge = a && last ? (last.t + last.d - a.presentationTimeOffset) / a.timescale : 0;
-    const value: MpdRead = { doc, mpd, type, durationSec: periodStartSec + edge, period, periodStartSec, periodDurationSec: edge, representations };
-    const next = Math.min(...representations.map((r) => r.addressing?.clockNextSec ?? Infinity));
-    if (Number.isFinite(next)) {
-      value.clockUntilMs = ast + (periodStartSec + next) * 1000;
-      // the viewer's MPD lists the window as a SegmentTimeline: its player reloads it to see each new segment (an
-      // origin addressed by the clock may ask for reloads minutes apart, ffmpeg's PT500S), and the breaks at the edge
-      const segSec = Math.min(...representations.flatMap((r) => { const l = r.addressing?.segments.at(-1); return l && r.addressing ? [l.d / r.addressing.timescale] : []; }));
-      const mup = parseIsoDuration(mpd.getAttribute('minimumUpdatePeriod'));
-      if (Number.isFinite(segSec) && (mup === undefined || mup > segSec)) mpd.setAttribute('minimumUpdatePeriod', isoDuration(segSec));
-    }
-    return { ok: true, value };
-  }
-  return { ok: true, value: { doc, mpd, type, durationSec: total ?? periodStartSec + periodDurationSec, period, periodStartSec, periodDurationSec, representations } };
+  if (!representations.some((r) => r.kind === 'video')) return 'the MPD has no video Representation';
+  return representations;
 }
 
 /** A Representation's segment boundaries in seconds of the Period (its media time less presentationTimeOffset). */
 export function segmentStarts(a: MpdAddressing): Array<{ start: number; duration: number }> {
   return a.segments.map((s) => ({ start: (s.t - a.presentationTimeOffset) / a.timescale, duration: s.d / a.timescale }));
+}
+
+/**
+ * The reference video's segments across the Periods (each Period's first video Representation), in seconds of the
+ * MPD's timeline, each cut to its Period: VMAP and cue breaks are placed on these boundaries whichever Period holds them.
+ */
+export function timelineStarts(read: Pick<MpdRead, 'periods'>): Array<{ start: number; duration: number }> {
+  const micro = (x: number): number => Math.round(x * 1e6) / 1e6;
+  return read.periods.flatMap((p) => {
+    const a = p.representations.find((r) => r.kind === 'video' && r.addressing)?.addressing;
+    return a ? segmentStarts(a).flatMap((s) => {
+      const from = Math.max(0, s.start);
+      const to = Math.min(p.durationSec, s.start + s.duration);
+      return to - from > 1e-6 ? [{ start: micro(p.startSec + from), duration: micro(to - from) }] : [];
+    }) : [];
+  });
+}
+
+/** The Period of `read` that plays at `sec` of the MPD's timeline (the last one from its start on; the first before it). */
+export function periodAt<P extends { startSec: number }>(periods: readonly P[], sec: number): P {
+  let found = periods[0]!;
+  for (const p of periods) if (p.startSec <= sec + 1e-6) found = p;
+  return found;
 }

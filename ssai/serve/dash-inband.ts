@@ -46,24 +46,31 @@ const announces = (el: Element | undefined): boolean => el !== undefined
   && childrenNamed(el, 'InbandEventStream').some((s) => s.getAttribute('schemeIdUri') === SCTE35_INBAND_SCHEME);
 type Element = MpdRepresentation['element'];
 
-/** The Representation whose segments carry the cues: one that announces them (or whose AdaptationSet does), the smallest. */
-export function inbandRepresentation(read: MpdRead): MpdRepresentation | undefined {
-  return read.representations
+/**
+ * The Representation of each Period whose segments carry the cues: one that announces them (or whose AdaptationSet
+ * does), the smallest; a Period without one has no inband cues.
+ */
+export function inbandRepresentations(read: MpdRead): MpdRepresentation[] {
+  return read.periods.flatMap((p) => p.representations
     .filter((r) => r.addressing?.media && (announces(r.element) || announces(r.adaptationSet)))
-    .sort((a, b) => a.bandwidth - b.bandwidth)[0];
+    .sort((a, b) => a.bandwidth - b.bandwidth).slice(0, 1));
 }
 
-/** The absolute URL of each of the Representation's media segments, with its start in seconds of the Period. */
-function segmentUrls(read: MpdRead, rep: MpdRepresentation, mpdUrl: string): Array<{ url: string; startSec: number }> {
+/**
+ * The absolute URL of each of the Representation's media segments, with its start in seconds of the MPD's timeline
+ * (its Period's start + its time in the Period).
+ */
+function segmentUrls(read: MpdRead, rep: MpdRepresentation, mpdUrl: string, max: number): Array<{ url: string; startSec: number }> {
   const a = rep.addressing!;
+  const period = read.periods[rep.periodIndex]!;
   let base = mpdUrl;
-  for (const el of [read.mpd, read.period, rep.adaptationSet, rep.element]) {
+  for (const el of [read.mpd, period.element, rep.adaptationSet, rep.element]) {
     const b = childrenNamed(el, 'BaseURL')[0]?.textContent?.trim();
     if (b) base = resolveUri(base, b);
   }
-  return a.segments.slice(0, MAX_SEGMENTS).map((s) => ({
+  return a.segments.slice(0, max).map((s) => ({
     url: resolveUri(base, fillTemplate(a.media!, { id: rep.id, bandwidth: String(rep.bandwidth), n: s.n, t: s.t })),
-    startSec: (s.t - a.presentationTimeOffset) / a.timescale,
+    startSec: period.startSec + (s.t - a.presentationTimeOffset) / a.timescale,
   }));
 }
 
@@ -76,10 +83,15 @@ export class InbandCues {
    * URL, the key under which its segments' reads are shared.
    */
   async cues(mpdUrl: string, read: MpdRead): Promise<InbandRead> {
-    const rep = inbandRepresentation(read);
-    if (!rep) return { cues: [], warnings: [], complete: true };
-    const ptoSec = rep.addressing!.presentationTimeOffset / rep.addressing!.timescale;
-    const wanted = segmentUrls(read, rep, mpdUrl);
+    const reps = inbandRepresentations(read);
+    if (!reps.length) return { cues: [], warnings: [], complete: true };
+    // a version 1 box is timed on its Representation's media timeline: less the presentationTimeOffset, plus the
+    // Period's start, it is on the MPD's
+    const wanted: Array<{ url: string; startSec: number; ptoSec: number }> = [];
+    for (const rep of reps) {
+      const ptoSec = rep.addressing!.presentationTimeOffset / rep.addressing!.timescale - read.periods[rep.periodIndex]!.startSec;
+      for (const w of segmentUrls(read, rep, mpdUrl, MAX_SEGMENTS - wanted.length)) wanted.push({ ...w, ptoSec });
+    }
     const state = this.stateOf(mpdUrl);
     // the segments the MPD no longer lists (a live window moved on) are forgotten, the new ones read
     const listed = new Set(wanted.map((w) => w.url));
@@ -87,7 +99,7 @@ export class InbandCues {
     const queue = wanted.filter((w) => !state.segments.has(w.url));
     const reads = new Map<string, (r: SegmentRead | undefined) => void>();
     for (const w of queue) state.segments.set(w.url, new Promise((resolve) => reads.set(w.url, resolve)));
-    void this.readAll(queue, ptoSec, state, reads);
+    void this.readAll(queue, state, reads);
     const all = Promise.all(wanted.map((w) => state.segments.get(w.url)));
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([all, new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), read.type === 'static' ? this.deps.waitMs?.vod ?? 10_000 : this.deps.waitMs?.live ?? 3000); timer.unref(); })]);
@@ -113,7 +125,7 @@ export class InbandCues {
   }
 
   /** Reads the queued segments a few at a time; one that fails is dropped from the state (read again next time). */
-  private async readAll(queue: Array<{ url: string; startSec: number }>, ptoSec: number, state: OriginState, reads: Map<string, (r: SegmentRead | undefined) => void>): Promise<void> {
+  private async readAll(queue: Array<{ url: string; startSec: number; ptoSec: number }>, state: OriginState, reads: Map<string, (r: SegmentRead | undefined) => void>): Promise<void> {
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < queue.length) {
@@ -121,7 +133,7 @@ export class InbandCues {
         const head = await this.head(w.url);
         if (!head) state.segments.delete(w.url);
         const boxes = head ? readEmsgs(head) : undefined;
-        const got = boxes ? emsgCues(boxes.boxes, { startSec: w.startSec }, ptoSec) : undefined;
+        const got = boxes ? emsgCues(boxes.boxes, { startSec: w.startSec }, w.ptoSec) : undefined;
         if (got) for (const e of boxes!.errors) got.warnings.push({ message: e, reason: 'bad_scte35' });
         for (const warning of got?.warnings ?? []) {
           this.deps.cueErrors.inc({ reason: warning.reason });

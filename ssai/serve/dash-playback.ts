@@ -1,5 +1,5 @@
 // DASH playback through the proxy, VOD (issue 33 items 1–3): GET /v1/dash/{guid}/{path}.mpd (or the /v1/master path
-// of an .mpd) makes a viewer's session from a static single-Period MPD, decides its breaks as a VOD HLS session's (the
+// of an .mpd) makes a viewer's session from a static MPD (one Period or several), decides its breaks as a VOD HLS session's (the
 // ad server's VMAP, asked once per session; one decision per break, stored, whatever the format) and answers the
 // viewer's own MPD: the ads as Periods (mpd-stitcher.ts) whose segments go through /v1/segment, so beacons fire as
 // for HLS, and /v1/tracking lists the breaks. A live (dynamic) MPD's breaks come from its window's SCTE-35 cues and
@@ -14,7 +14,7 @@ import type { ContentShape } from '../stitch/content-shape.js';
 import type { VariantEntry } from '../stitch/manifest-rewriter.js';
 import type { PlaylistPolicy } from '../stitch/playlist-policy.js';
 import { stitchMpd, type DashBreak, type DashAdRendition } from '../stitch/mpd-stitcher.js';
-import { segmentStarts, type MpdRead, type MpdRepresentation } from '../parse/mpd-reader.js';
+import { periodAt, timelineStarts, type MpdRead, type MpdRepresentation } from '../parse/mpd-reader.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { cueAvails, mpdCues, orderedCues } from '../parse/mpd-cues.js';
 import type { InbandCues } from './dash-inband.js';
@@ -62,23 +62,57 @@ export interface DashPlaybackDeps {
 /** Whether a playback path names an MPD (the /v1/master and /v1/session routes hand those to DASH). */
 export const isMpdPath = (rest: string): boolean => /\.mpd$/i.test(rest);
 
-/** The session's tracks: one entry per Representation (the /v1/segment route reads `n` as this index). */
+type Track = Omit<VariantEntry, 'n' | 'uri'>;
+function trackOf(r: MpdRepresentation): Track {
+  const v: Track = { kind: r.kind === 'text' ? 'subtitles' : r.kind, bandwidth: r.bandwidth };
+  if (r.width && r.height) v.resolution = `${r.width}x${r.height}`;
+  if (r.codecs) v.codecs = r.codecs;
+  if (r.lang) v.language = r.lang;
+  if (r.audioChannels) v.channels = r.audioChannels;
+  return v;
+}
+const sameTrack = (a: Track, b: Track): boolean => a.kind === b.kind && a.bandwidth === b.bandwidth && a.resolution === b.resolution
+  && a.codecs === b.codecs && a.language === b.language && a.channels === b.channels;
+
+/**
+ * The session's tracks (the /v1/segment route reads `n` as an index into them): one entry per track of the origin's
+ * Periods, a track that several Periods list (the same kind, size, bandwidth, codecs, language) once.
+ */
 function variantsOf(origin: string, read: MpdRead): VariantEntry[] {
-  return read.representations.map((r, n) => {
-    const v: VariantEntry = { n, kind: r.kind === 'text' ? 'subtitles' : r.kind, uri: `${origin}#${r.setIndex}/${encodeURIComponent(r.id)}`, bandwidth: r.bandwidth };
-    if (r.width && r.height) v.resolution = `${r.width}x${r.height}`;
-    if (r.codecs) v.codecs = r.codecs;
-    if (r.lang) v.language = r.lang;
-    if (r.audioChannels) v.channels = r.audioChannels;
-    return v;
-  });
+  const out: VariantEntry[] = [];
+  for (const r of read.representations) {
+    const track = trackOf(r);
+    if (out.some((v) => sameTrack(v, track))) continue;
+    // (a single-Period MPD's entries named as before Periods were read: stored sessions keep their tracks)
+    const where = `${r.periodIndex ? `${read.periods[r.periodIndex]!.id}/` : ''}${r.setIndex}/${encodeURIComponent(r.id)}`;
+    out.push({ n: out.length, ...track, uri: `${origin}#${where}` });
+  }
+  return out;
+}
+
+/**
+ * The session's track an ad Representation mirroring `rep` is addressed by: the same track, else (a live Period whose
+ * tracks came after the session began) the nearest of its kind by bandwidth.
+ */
+function variantIndexOf(variants: readonly VariantEntry[], rep: MpdRepresentation): number | undefined {
+  const track = trackOf(rep);
+  const same = variants.findIndex((v) => sameTrack(v, track));
+  if (same >= 0) return same;
+  const off = (v: VariantEntry): number => Math.abs((v.bandwidth ?? 0) - (track.bandwidth ?? 0));
+  let best: VariantEntry | undefined;
+  for (const v of variants) if (v.kind === track.kind && (!best || off(v) < off(best))) best = v;
+  return best ? variants.indexOf(best) : undefined;
 }
 
 function rungsOf(read: MpdRead): ContentRung[] {
-  return read.representations.filter((r) => r.kind === 'video').map((r) => ({
-    width: r.width ?? 0, height: r.height ?? 0, bandwidth: r.bandwidth,
-    ...(r.frameRate ? { frameRate: r.frameRate } : {}), ...(r.codecs ? { codecs: r.codecs } : {}),
-  }));
+  const rungs: ContentRung[] = [];
+  for (const r of read.representations.filter((x) => x.kind === 'video')) {
+    const rung: ContentRung = { width: r.width ?? 0, height: r.height ?? 0, bandwidth: r.bandwidth,
+      ...(r.frameRate ? { frameRate: r.frameRate } : {}), ...(r.codecs ? { codecs: r.codecs } : {}) };
+    // (the creative is prepared once per rung, whichever Periods list it)
+    if (!rungs.some((x) => JSON.stringify(x) === JSON.stringify(rung))) rungs.push(rung);
+  }
+  return rungs;
 }
 
 /** The content's shape from the MPD itself (no probe): CMAF segments, audio in its own AdaptationSet or not. */
@@ -121,7 +155,8 @@ function withinAd(durations: number[], adSeconds: number): number[] {
 
 /** A VOD break's place: the segment boundary of its record, the content resuming at the boundary nearest its end. */
 function vodPlace(record: AvailRecord, read: MpdRead, starts: Array<{ start: number; duration: number }>): { at: number; resume: number } | undefined {
-  const bounds = [...starts.map((s) => s.start), read.periodDurationSec];
+  const last = read.periods[read.periods.length - 1]!;
+  const bounds = [...starts.map((s) => s.start), last.startSec + last.durationSec];
   const at = bounds[Math.min(record.startSegmentIndex, starts.length)];
   if (at === undefined) return undefined;
   // a break that replaces content resumes it at the boundary nearest its end (the decision's duration)
@@ -324,12 +359,9 @@ export class DashPlayback {
     return { status: 200, body: render(shared, sid), type: MPD_TYPE, headers: MPD_HEADERS };
   }
 
-  /** The video timeline's segment starts, once per origin fetch (every viewer of the MPD shares them). */
-  private startsOf(started: Started): ReturnType<typeof segmentStarts> {
-    return derive(started.fetched, 'mpd-starts', () => {
-      const video = started.read.representations.find((r) => r.kind === 'video' && r.addressing);
-      return video?.addressing ? segmentStarts(video.addressing) : [];
-    });
+  /** The video timeline's segment starts across the Periods, once per origin fetch (every viewer of the MPD shares them). */
+  private startsOf(started: Started): ReturnType<typeof timelineStarts> {
+    return derive(started.fetched, 'mpd-starts', () => timelineStarts(started.read));
   }
 
   /** The MPD's SCTE-35 cues, once per origin fetch; a malformed one is counted once per fetch, not per viewer. */
@@ -392,12 +424,12 @@ export class DashPlayback {
    * Avail suppression (issue 31) of a live DASH viewer's new breaks, as HLS's (break-gate.ts, break-policy.ts): each
    * judged against the viewer's live edge, the end of the origin's window in the session's first live MPD, fixed then
    * and stored with the session. A DASH break is placed in seconds of the origin Period (its cue's own time), so the
-   * edge is kept on that timeline (LiveEdge.pdtMs holds the Period's media time in ms: a single-Period live MPD's
-   * timeline does not move), and a PARTIAL_AVAIL rest starts at the moment the rules give, not on a segment boundary.
+   * edge is kept on that timeline (LiveEdge.pdtMs holds the MPD's timeline in ms, its Periods' @start kept on every
+   * refresh: it does not move), and a PARTIAL_AVAIL rest starts at the moment the rules give, not on a segment boundary.
    * A break not filled is stored as its content (no ad-server request) into `suppressed`; `admitted` are decided.
    */
   private async admitLive(config: AdinsertConfig, session: SessionRecord, read: MpdRead, avails: Avail[], slot: number, suppressed: AvailRecord[]): Promise<{ admitted: Avail[] }> {
-    const mine: LiveEdge = { wallMs: this.deps.now(), pdtMs: Math.round(read.periodDurationSec * 1000) };
+    const mine: LiveEdge = { wallMs: this.deps.now(), pdtMs: Math.round(read.durationSec * 1000) };
     let edge: LiveEdge;
     try {
       edge = (await this.deps.store.setIfAbsent(keys.liveEdge(session.id), mine, this.deps.sessionTtlMs)).value as LiveEdge;
@@ -449,7 +481,8 @@ export class DashPlayback {
   private async breakOf(session: SessionRecord, record: AvailRecord, read: MpdRead, place: { at: number; resume: number }, policy: PlaylistPolicy): Promise<DashBreak | undefined> {
     if (!record.ads.length) return undefined;
     const b: DashBreak = { id: record.id, atSeconds: place.at, resumeSeconds: place.resume, ads: [] };
-    const needsAudio = read.representations.some((r) => r.kind === 'audio');
+    // (the ads mirror the origin Period they interrupt: its tracks)
+    const needsAudio = periodAt(read.periods, place.at).representations.some((r) => r.kind === 'audio');
     for (const [k, ad] of record.ads.entries()) {
       const plan = await this.deps.planner.plan(ad.creativeKey);
       // the shared creative record expired, or the creative is not CMAF (an init segment per rendition, its audio apart
@@ -460,8 +493,8 @@ export class DashPlayback {
       b.ads.push({
         periodId: `${record.id}-${k}`, duration: ad.duration,
         rendition: (rep: MpdRepresentation): DashAdRendition | undefined => {
-          const n = read.representations.indexOf(rep);
-          const entry = session.variants[n];
+          const n = variantIndexOf(session.variants, rep);
+          const entry = n === undefined ? undefined : session.variants[n];
           const track = entry ? trackFor(plan, entry) : undefined;
           // a creative without an init segment (MPEG-TS) has no place in a DASH Period
           if (!track?.mapUri) return undefined;

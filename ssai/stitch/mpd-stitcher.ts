@@ -1,11 +1,11 @@
-// A viewer's MPD with its ads as Periods of their own (issue 33 item 1): the origin's single Period split at each
-// break into content Periods whose presentationTimeOffset keeps their media time (the origin's segments, numbers and
-// times unchanged, addressed on the origin through a BaseURL), and one Period per ad between them whose AdaptationSets
-// mirror the content's (ids, kinds, languages, roles, codecs, sizes) and address the prepared creative through a
-// SegmentTemplate with a SegmentTimeline. The origin's EventStreams are cut to the content Periods, its SCTE-35 ones
-// kept or left out (ad_marker_passthrough). Pure: the origin's document is cloned, never edited.
+// A viewer's MPD with its ads as Periods of their own (issue 33 item 1): the origin's Periods split at each break (a
+// Period without one passes whole) into content Periods whose presentationTimeOffset keeps their media time (the
+// origin's segments, numbers and times unchanged, addressed on the origin through each Period's BaseURL), and one
+// Period per ad between them whose AdaptationSets mirror those of the content it interrupts (ids, kinds, languages,
+// roles, codecs, sizes) and address the prepared creative through a SegmentTemplate with a SegmentTimeline. The
+// origin's EventStreams are cut to the content Periods, its SCTE-35 ones kept or left out (ad_marker_passthrough). Pure: the origin's document is cloned, never edited.
 import { XMLSerializer, type Element } from '@xmldom/xmldom';
-import { childrenNamed, isoDuration, type MpdAddressing, type MpdRead, type MpdRepresentation, type MpdSegment } from '../parse/mpd-reader.js';
+import { childrenNamed, isoDuration, periodAt, timelineStarts, type MpdAddressing, type MpdRead, type MpdRepresentation, type MpdSegment } from '../parse/mpd-reader.js';
 import { resolveUri } from '../../media/playlist-scanner.js';
 
 /** One Representation of an ad: its init segment, its media segments' URL around $Number$ (from 0), their seconds. */
@@ -132,7 +132,7 @@ function eventStreamPart(stream: Element, fromSec: number, toSec: number, dropAt
 
 /** The stitched MPD's text. */
 export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
-  const { doc, mpd, period } = read;
+  const { doc, mpd } = read;
   const ns = mpd.namespaceURI;
   const el = (name: string): Element => doc.createElementNS(ns, name);
   const out = mpd.cloneNode(false) as Element;
@@ -144,11 +144,12 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     if (name === 'Period' || name === 'Location' || name === 'PatchLocation') continue;
     out.appendChild(c.cloneNode(true));
   }
-  const periodBase = childrenNamed(period, 'BaseURL')[0];
-  if (periodBase) base = resolveUri(base, (periodBase.textContent ?? '').trim());
-  const contentBase = directoryOf(base);
-  const byKey = new Map(read.representations.map((r) => [`${r.setIndex}/${r.id}`, r]));
-  const sets = childrenNamed(period, 'AdaptationSet');
+  // each Period's content under its own BaseURL (the MPD's folded in): Periods of one MPD may live in other directories
+  const contentBases = read.periods.map((p) => {
+    const own = childrenNamed(p.element, 'BaseURL')[0];
+    return directoryOf(own ? resolveUri(base, (own.textContent ?? '').trim()) : base);
+  });
+  const byKey = new Map(read.representations.map((r) => [`${r.periodIndex}/${r.setIndex}/${r.id}`, r]));
 
   const breaks = opts.breaks.filter((b) => b.ads.length > 0).sort((x, y) => x.atSeconds - y.atSeconds);
   if (opts.live) {
@@ -156,14 +157,6 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     location.appendChild(doc.createTextNode(opts.live.location));
     out.insertBefore(location, out.firstChild);
   }
-  let at = read.periodStartSec;
-  const addPeriod = (p: Element, duration: number): void => {
-    p.setAttribute('start', isoDuration(at));
-    p.setAttribute('duration', isoDuration(duration));
-    out.appendChild(p);
-    at += duration;
-  };
-  const addAds = (b: DashBreak): void => { for (const ad of b.ads) addPeriod(adPeriod(ad), ad.duration); };
 
   /**
    * The origin's event signalling in a content Period, one step for both forms (ad_marker_passthrough, issue 31 item 5):
@@ -187,12 +180,13 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     }
   };
 
-  const contentPeriod = (i: number, from: number, to: number, afterBreak: boolean): Element => {
+  const contentPeriod = (index: number, from: number, to: number, afterBreak: boolean): Element => {
+    const period = read.periods[index]!.element;
     const p = period.cloneNode(true) as Element;
-    p.setAttribute('id', `content-${i}`);
     const streams = childrenNamed(p, 'EventStream');
     for (const c of [...childrenNamed(p, 'BaseURL'), ...childrenNamed(p, 'SegmentTemplate'), ...streams]) p.removeChild(c);
     const baseUrl = el('BaseURL');
+    const contentBase = contentBases[index]!;
     baseUrl.appendChild(doc.createTextNode(opts.contentUri ? opts.contentUri(contentBase) : contentBase));
     p.insertBefore(baseUrl, p.firstChild);
     placeSignalling(p, streams, from, to, afterBreak);
@@ -201,7 +195,7 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
       const reps = childrenNamed(set, 'Representation');
       let kept = 0;
       for (const rep of reps) {
-        const known = byKey.get(`${setIndex}/${rep.getAttribute('id') ?? ''}`);
+        const known = byKey.get(`${index}/${setIndex}/${rep.getAttribute('id') ?? ''}`);
         // a Representation the reader does not know (thumbnails, an unknown kind) loses its template: left out
         if (!known) { set.removeChild(rep); continue; }
         kept += 1;
@@ -214,15 +208,16 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     return p;
   };
 
-  const adPeriod = (ad: DashAd): Element => {
+  /** An ad's Period, its AdaptationSets mirroring those of the origin Period `index` (the content it interrupts). */
+  const adPeriod = (ad: DashAd, index: number): Element => {
     const p = el('Period');
     p.setAttribute('id', ad.periodId);
-    sets.forEach((set, setIndex) => {
+    childrenNamed(read.periods[index]!.element, 'AdaptationSet').forEach((set, setIndex) => {
       const mirror = el('AdaptationSet');
       for (const a of SET_ATTRIBUTES) { const v = set.getAttribute(a); if (v) mirror.setAttribute(a, v); }
       for (let c = set.firstChild; c; c = c.nextSibling) if (c.nodeType === 1 && SET_DESCRIPTORS.has((c as Element).localName ?? '')) mirror.appendChild(c.cloneNode(true));
       for (const repEl of childrenNamed(set, 'Representation')) {
-        const rep = byKey.get(`${setIndex}/${repEl.getAttribute('id') ?? ''}`);
+        const rep = byKey.get(`${index}/${setIndex}/${repEl.getAttribute('id') ?? ''}`);
         if (!rep) continue;
         const r = el('Representation');
         r.setAttribute('id', rep.id);
@@ -269,77 +264,126 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     return p;
   };
 
-  if (opts.live) {
-    for (const p of liveTimeline(read, breaks)) {
-      const element = p.kind === 'content' ? contentPeriod(0, p.from, p.to ?? Infinity, p.from > 0) : adPeriod(p.ad);
-      element.setAttribute('id', p.id);
-      element.setAttribute('start', isoDuration(read.periodStartSec + p.start));
-      if (p.duration !== undefined) element.setAttribute('duration', isoDuration(p.duration));
-      out.appendChild(element);
-    }
-    out.removeAttribute('mediaPresentationDuration');
-    return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
+  const placed = opts.live ? liveTimeline(read, breaks) : vodTimeline(read, breaks);
+  for (const p of placed) {
+    const origin = read.periods[p.period]!;
+    const element = p.kind === 'content'
+      ? contentPeriod(p.period, p.from - origin.startSec, (p.to ?? Infinity) - origin.startSec, p.afterBreak)
+      : adPeriod(p.ad, p.period);
+    element.setAttribute('id', p.id);
+    element.setAttribute('start', isoDuration(p.start));
+    if (p.duration !== undefined) element.setAttribute('duration', isoDuration(p.duration));
+    out.appendChild(element);
   }
-
-  // the content from `cursor` up to each break, the break's ads, the content again from where the break resumes it
-  let cursor = 0;
-  let part = 0;
-  let afterAds = false;
-  const end = read.periodDurationSec;
-  for (const b of breaks) {
-    const from = Math.min(b.atSeconds, end);
-    if (from < cursor) continue; // inside the content another break replaced
-    if (from > cursor) addPeriod(contentPeriod(part++, cursor, from, afterAds), from - cursor);
-    addAds(b);
-    afterAds = true;
-    cursor = Math.max(from, Math.min(b.resumeSeconds, end));
+  if (opts.live) out.removeAttribute('mediaPresentationDuration');
+  else {
+    const last = placed[placed.length - 1];
+    out.setAttribute('mediaPresentationDuration', isoDuration(last ? last.start + (last.duration ?? 0) : 0));
   }
-  if (cursor < end) addPeriod(contentPeriod(part, cursor, end, afterAds), end - cursor);
-  out.setAttribute('mediaPresentationDuration', isoDuration(at));
   return `<?xml version="1.0" encoding="utf-8"?>\n${new XMLSerializer().serializeToString(out)}\n`;
 }
 
-/** A Period of a live viewer's MPD: seconds on the origin Period's timeline; the last content Period is open (no duration). */
-export type LivePeriod = { id: string; start: number; duration?: number } & ({ kind: 'content'; from: number; to?: number } | { kind: 'ad'; ad: DashAd });
+/**
+ * A Period of a viewer's MPD: `start` on the viewer's timeline (VOD: one after the other from the origin's first Period;
+ * live: where its media plays on the origin's), `period` the origin Period it is cut from (content) or mirrors (ads);
+ * a content Period's `from` and `to` on the MPD's timeline, the last live one open (no `to`, no duration). `afterBreak`:
+ * it starts where a break's ads end.
+ */
+export type StitchedPeriod = { id: string; start: number; duration?: number; period: number }
+  & ({ kind: 'content'; from: number; to?: number; afterBreak: boolean } | { kind: 'ad'; ad: DashAd });
+/** (the live form's name) */
+export type LivePeriod = StitchedPeriod;
+
+type Piece = { kind: 'content'; period: number; from: number; to: number; afterBreak: string | undefined } | { kind: 'ads'; period: number; b: DashBreak };
 
 /**
- * The Periods of a live viewer's MPD (issue 33, live): the origin's Period split at each break, every Period placed
- * where its media plays on the origin's timeline, so a break's Periods stay where they were on every reload whatever
- * the window holds: a content Period from the origin's start (`content-0`) or a break's end (`content-{break}`) up to
- * the next break, the break's ads from its start one after the other, the content resuming at the break's end (its
- * content replaced). Periods wholly before the window are left out; the last content Period is open. A break ahead
- * of the live edge is published once the edge reaches it (its Periods as they will stay): a Period with an end is
- * complete to dash.js, which does not follow its growing window (it stalls, then skips to the next Period).
+ * The origin's Periods cut at the breaks, on the MPD's timeline (seconds): the content from the first Period's start up
+ * to each break, split where the origin's Periods meet (a Period with no break passes whole), the break's ads (which
+ * mirror the origin Period that plays at its start: at a Period boundary, the one it starts), the content again from
+ * where the break resumes it. A break that replaces content replaces it whichever Periods it lies in: one spanning
+ * a boundary ends its Period at the break's start and resumes the next at the break's end (a Period it covers whole is
+ * left out). `stop`: the live edge, a break after it not placed yet; `end` the content's.
  */
-export function liveTimeline(read: Pick<MpdRead, 'periodDurationSec' | 'representations'>, breaks: DashBreak[]): LivePeriod[] {
-  const video = read.representations.find((r) => r.kind === 'video' && r.addressing)?.addressing;
-  const first = video?.segments[0];
-  const windowStart = video && first ? (first.t - video.presentationTimeOffset) / video.timescale : 0;
-  const edge = read.periodDurationSec;
-  const periods: LivePeriod[] = [];
-  let cursor = 0;
-  let contentId = 'content-0';
-  const content = (to: number | undefined): void => {
-    // before the window, or not begun in it yet
-    if ((to !== undefined && to <= windowStart + START_TOLERANCE_SEC) || cursor >= edge - START_TOLERANCE_SEC) return;
-    periods.push({ id: contentId, kind: 'content', start: cursor, from: cursor, ...(to !== undefined ? { to, duration: to - cursor } : {}) });
-  };
-  for (const b of [...breaks].sort((x, y) => x.atSeconds - y.atSeconds)) {
-    // a break without ads leaves its content playing; one inside the content an earlier break replaced is none
-    if (!b.ads.length || b.atSeconds < cursor) continue;
-    // a break ahead of the live edge waits for it: the content Period before it stays open until its last segment is out
-    if (b.atSeconds > edge + START_TOLERANCE_SEC) break;
-    if (b.atSeconds > cursor) content(b.atSeconds);
-    let at = b.atSeconds;
-    for (const ad of b.ads) {
-      // ads longer than the break end where the content resumes (its time runs on with the wall clock)
-      const duration = Math.min(ad.duration, b.resumeSeconds - at);
-      if (duration > 0 && at + duration > windowStart) periods.push({ id: ad.periodId, kind: 'ad', ad, start: at, duration });
-      at += duration;
+function cutAtBreaks(periods: MpdRead['periods'], breaks: readonly DashBreak[], end: number, stop = Infinity): Piece[] {
+  const pieces: Piece[] = [];
+  // (from before the first Period: a live window's first Period may start after a break it has left, whose replaced
+  // content is none of the Periods after it)
+  let cursor = -Infinity;
+  let after: string | undefined;
+  const content = (to: number): void => {
+    for (const p of periods) {
+      const from = Math.max(cursor, p.startSec);
+      // (a live MPD's last Period runs on past the edge of the moment)
+      const upTo = Math.min(to, p.open ? Infinity : p.startSec + p.durationSec);
+      if (upTo - from <= 1e-6) continue;
+      pieces.push({ kind: 'content', period: p.index, from, to: upTo, afterBreak: from === cursor ? after : undefined });
     }
-    cursor = Math.max(b.atSeconds, b.resumeSeconds);
-    contentId = `content-${b.id}`;
+    after = undefined;
+  };
+  for (const b of breaks) {
+    const from = Math.min(b.atSeconds, end);
+    // a break inside the content another break replaced is none; one ahead of the live edge waits for it
+    if (!b.ads.length || from < cursor) continue;
+    if (from > stop + START_TOLERANCE_SEC) break;
+    if (from > cursor) content(from);
+    pieces.push({ kind: 'ads', period: periodAt(periods, from).index, b });
+    after = b.id;
+    cursor = Math.max(from, Math.min(b.resumeSeconds, end));
   }
-  content(undefined);
+  if (cursor < end) content(end);
+  return pieces;
+}
+
+/** A VOD viewer's Periods: one after the other from the origin's first Period's start, every ad whole. */
+export function vodTimeline(read: Pick<MpdRead, 'periods'>, breaks: readonly DashBreak[]): StitchedPeriod[] {
+  const last = read.periods[read.periods.length - 1];
+  const end = last ? last.startSec + last.durationSec : 0;
+  let at = read.periods[0]?.startSec ?? 0;
+  let part = 0;
+  const out: StitchedPeriod[] = [];
+  for (const piece of cutAtBreaks(read.periods, [...breaks].sort((x, y) => x.atSeconds - y.atSeconds), end)) {
+    if (piece.kind === 'ads') {
+      for (const ad of piece.b.ads) { out.push({ id: ad.periodId, kind: 'ad', ad, period: piece.period, start: at, duration: ad.duration }); at += ad.duration; }
+      continue;
+    }
+    const duration = piece.to - piece.from;
+    out.push({ id: `content-${part++}`, kind: 'content', period: piece.period, from: piece.from, to: piece.to, afterBreak: piece.afterBreak !== undefined, start: at, duration });
+    at += duration;
+  }
+  return out;
+}
+
+/**
+ * The Periods of a live viewer's MPD (issue 33, live): the origin's Periods split at each break, every Period placed
+ * where its media plays on the origin's timeline, so a break's Periods stay where they were on every reload whatever
+ * the window holds: a content Period from an origin Period's start (`content-{its id}`) or a break's end
+ * (`content-{break}`) up to the next break or the origin Period's end, the break's ads from its start one after the
+ * other, the content resuming at the break's end (its content replaced). Periods wholly before the window are left
+ * out; the last content Period is open. A break ahead of the live edge is published once the edge reaches it (its
+ * Periods as they will stay): a Period with an end is complete to dash.js, which does not follow its growing window
+ * (it stalls, then skips to the next Period).
+ */
+export function liveTimeline(read: Pick<MpdRead, 'periods' | 'durationSec'>, breaks: readonly DashBreak[]): StitchedPeriod[] {
+  const windowStart = timelineStarts(read)[0]?.start ?? read.periods[0]?.startSec ?? 0;
+  const edge = read.durationSec;
+  const periods: StitchedPeriod[] = [];
+  for (const piece of cutAtBreaks(read.periods, [...breaks].sort((x, y) => x.atSeconds - y.atSeconds), Infinity, edge)) {
+    if (piece.kind === 'ads') {
+      let at = piece.b.atSeconds;
+      for (const ad of piece.b.ads) {
+        // ads longer than the break end where the content resumes (its time runs on with the wall clock)
+        const duration = Math.min(ad.duration, piece.b.resumeSeconds - at);
+        if (duration > 0 && at + duration > windowStart) periods.push({ id: ad.periodId, kind: 'ad', ad, period: piece.period, start: at, duration });
+        at += duration;
+      }
+      continue;
+    }
+    const open = piece.to === Infinity;
+    // before the window, or not begun in it yet
+    if ((!open && piece.to <= windowStart + START_TOLERANCE_SEC) || piece.from >= edge - START_TOLERANCE_SEC) continue;
+    const id = piece.afterBreak !== undefined ? `content-${piece.afterBreak}` : `content-${read.periods[piece.period]!.id}`;
+    periods.push({ id, kind: 'content', period: piece.period, start: piece.from, from: piece.from, afterBreak: piece.afterBreak !== undefined,
+      ...(open ? {} : { to: piece.to, duration: piece.to - piece.from }) });
+  }
   return periods;
 }

@@ -1,6 +1,7 @@
 // A multi-Period MPD as tests read it (issue 33): its Periods, AdaptationSets and Representations with their
 // SegmentTemplate expanded to segment URLs; and ffmpeg's decode of one Representation of a Period (init + segments).
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { childrenNamed, parseIsoDuration } from '../../ssai/parse/mpd-reader.js';
@@ -90,4 +91,24 @@ export async function decodeRepresentation(rep: TestRepresentation, dir: string,
   const file = path.join(dir, `${name}.mp4`);
   await writeFile(file, Buffer.concat(parts));
   return ffmpegDecode(file);
+}
+
+/**
+ * Decodes every Representation of the Periods (text aside) with ffmpeg: what is wrong with each, none when all decode
+ * whole (no error, the Period's length within 0.1 s, its video `fps` frames a second).
+ */
+export async function undecodedPeriods(periods: readonly TestPeriod[], fps: number): Promise<string[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dash-periods-'));
+  const wrong: string[] = [];
+  try {
+    for (const p of periods) for (const set of p.sets.filter((s) => s.contentType !== 'text')) for (const rep of set.representations) {
+      const decoded = await decodeRepresentation(rep, dir, `${p.id}-${rep.id}`);
+      const whole = decoded.errors === '' && Math.abs(decoded.seconds - p.duration) < 0.1
+        && (set.contentType !== 'video' || decoded.frames === Math.round(p.duration * fps));
+      if (!whole) wrong.push(`${p.id} ${set.contentType} ${rep.id}: ${JSON.stringify(decoded)}`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return wrong;
 }

@@ -1,13 +1,10 @@
 // Issue 33: a VOD DASH origin (the engine's own encode) through the proxy with a VMAP ad server: each viewer's MPD
 // has the pre-, mid- and post-rolls as Periods mirroring the content's AdaptationSets, the content kept whole and split
 // at the breaks with its media time, the ad Periods decodable, beacons fired once, the tracking JSON listing the breaks.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_CLIP_SECONDS, DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
-import { decodeRepresentation, readTestMpd, type TestMpd, type TestPeriod } from '../helpers/dash-mpd.js';
+import { readTestMpd, undecodedPeriods, type TestMpd, type TestPeriod } from '../helpers/dash-mpd.js';
 import { closeDashSuite, startDashSuite, type DashSuite } from './dash-setup.js';
 import type { SsaiHarness } from './setup.js';
 
@@ -85,22 +82,7 @@ describe('DASH VOD with VMAP breaks through the proxy', () => {
   });
 
   it('gives ad Periods ffmpeg decodes whole: every Representation, its audio as well', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'dash-ads-'));
-    try {
-      for (const p of first.mpd.periods.filter(isAd)) {
-        for (const set of p.sets.filter((s) => s.contentType !== 'text')) {
-          for (const rep of set.representations) {
-            const decoded = await decodeRepresentation(rep, dir, `${p.id}-${rep.id}`);
-            const what = `${p.id} ${set.contentType} ${rep.id}: ${JSON.stringify(decoded)}`;
-            expect(decoded.errors, what).toBe('');
-            if (set.contentType === 'video') expect(decoded.frames, what).toBe(Math.round(p.duration * 30));
-            expect(Math.abs(decoded.seconds - p.duration), what).toBeLessThan(0.1);
-          }
-        }
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    expect(await undecodedPeriods(first.mpd.periods.filter(isAd), 30)).toEqual([]);
   }, 120_000);
 
   it('decides once per viewer: the same session\'s MPD again has the same ads, another viewer\'s has its own session', async () => {

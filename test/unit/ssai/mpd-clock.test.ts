@@ -60,7 +60,7 @@ describe('a live MPD addressed by the clock', () => {
       expect(nextEnd).toBeGreaterThan(elapsed - 1e-6);
       expect(byDuration.clockUntilMs).toBeCloseTo(AST + (f.periodStart + nextEnd) * 1000, 3);
       // the live edge, the window's end
-      expect(byDuration.periodDurationSec).toBeCloseTo(last ? (last.n - f.startNumber + 1) * seg : 0, 6);
+      expect(byDuration.periods[0]!.durationSec).toBeCloseTo(last ? (last.n - f.startNumber + 1) * seg : 0, 6);
       // the same window from a SegmentTimeline that repeats on with r="-1"
       const byRepeat = read(mpdOf(f, 'repeat'), nowMs);
       expect(byRepeat.representations[0]!.addressing!.segments).toEqual(a.segments);

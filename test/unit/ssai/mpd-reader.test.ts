@@ -51,7 +51,7 @@ describe('mpd-reader', () => {
     const read = ok(live('<S t="60" d="20" r="2"/>'));
     expect(read.type).toBe('dynamic');
     expect(read.representations[0]!.addressing!.segments.map((x) => [x.t, x.n])).toEqual([[60, 4], [80, 5], [100, 6]]);
-    expect(read.periodDurationSec).toBe(12);
+    expect(read.periods[0]!.durationSec).toBe(12);
     // a last S repeating to an end the MPD does not give
     expect(readMpd(live('<S t="60" d="20" r="-1"/>'))).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('r="-1"') });
   });
@@ -59,7 +59,8 @@ describe('mpd-reader', () => {
   it('reports the forms it does not split as unsupported, and what is not an MPD as such', () => {
     const period = '<Period><AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentTemplate duration="2" media="$Number$.m4s"/></Representation></AdaptationSet></Period>';
     expect(readMpd(`<MPD ${NS} type="dynamic">${period}</MPD>`)).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('live') });
-    expect(readMpd(`<MPD ${NS} mediaPresentationDuration="PT4S">${period}${period}</MPD>`)).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('2 Periods') });
+    // a Period of several whose length nothing gives (no @duration, no next @start)
+    expect(readMpd(`<MPD ${NS} mediaPresentationDuration="PT4S">${period}${period}</MPD>`)).toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('Period 0 has no length') });
     expect(readMpd(`<MPD ${NS} mediaPresentationDuration="PT4S"><Period><AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentBase indexRange="0-99"/></Representation></AdaptationSet></Period></MPD>`))
       .toMatchObject({ ok: false, unsupported: true, message: expect.stringContaining('SegmentBase') });
     expect(readMpd('#EXTM3U\n')).toMatchObject({ ok: false, unsupported: false });
