@@ -14,7 +14,7 @@ import { appendFile, copyFile, link, mkdir, rename, rm, writeFile } from 'node:f
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { execTool } from '../../media/exec-tool.js';
-import { diskFullReason, isDiskFull } from '../../kernel/core/disk-full.js';
+import { diskFullReason, isDiskFull, volumeFull } from '../../kernel/core/disk-full.js';
 
 export interface ArchiveResult {
   /** file inside the media store (DATA_DIR/media/archives/…) */
@@ -178,9 +178,12 @@ export class ArchiveRecorder {
         await rename(`${record}.partial`, record);
         await rename(partial, file);
       } catch (error) {
+        // A full disk does not always say so: ffmpeg may end a cut-short MP4 without ENOSPC on stderr, and the next step
+        // reads "moov atom not found". The volume is asked before the partial files are removed (which frees space).
+        const full = isDiskFull(error) || volumeFull(this.rawDir) || volumeFull(path.dirname(file));
         // nothing half-written stays under a name that says complete (a full disk cuts the merge short)
         await Promise.all([rm(partial, { force: true }), rm(`${record}.partial`, { force: true }), rm(record, { force: true })]);
-        if (isDiskFull(error)) throw new Error(diskFullReason('the archive'), { cause: error });
+        if (full) throw new Error(diskFullReason('the archive'), { cause: error });
         throw error;
       }
       return { file, relativePath, segments: this.segments.length, seconds, gaps };

@@ -5,11 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { diskFullScenario, smallVolumeMissing } from './scenarios/disk-full.js';
 import { privateStoresMissing } from './private-stores.js';
 
-// Opt-in (FAULTS_DISK_FULL=1) until an open case is mended: on a quiet machine the full disk cut an archived run's MP4
-// short instead of the merge, and the stop's reason read "an archived run could not be read: moov atom not found",
-// which does not say the disk was full (docs/faults.md).
-const optedIn = process.env.FAULTS_DISK_FULL === '1';
-const missing = privateStoresMissing() ?? smallVolumeMissing() ?? (optedIn ? undefined : 'FAULTS_DISK_FULL=1 not set: this fault test is opt-in while the archive reason it found is open (docs/faults.md)');
+const missing = privateStoresMissing() ?? smallVolumeMissing();
 if (missing) process.stderr.write(`test/faults/disk-full: skipped: ${missing}\n`);
 
 const DISK_FULL = /the disk of the data directory is full \(ENOSPC\); free space, then try again/;
