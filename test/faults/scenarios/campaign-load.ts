@@ -43,6 +43,12 @@ export interface CampaignLoadOptions {
 }
 
 const PERIOD_MS = SEGMENT_SECONDS * 1000;
+/**
+ * A player's fragment retries (hls.js 1.x fragLoadPolicy.errorRetry: 6 more tries after a 5xx or no answer, 1 s
+ * doubling to 8 s): a segment failed for the viewer only when the last try did.
+ */
+const SEGMENT_RETRY = { maxNumRetry: 6, retryDelayMs: 1000, maxRetryDelayMs: 8000 };
+const retryDelayMs = (retry: number): number => Math.min(SEGMENT_RETRY.retryDelayMs * 2 ** retry, SEGMENT_RETRY.maxRetryDelayMs);
 const LOOP_MS = CLIP_SEGMENTS * SEGMENT_SECONDS * 1000;
 
 /** The media sequence number of a media playlist's last segment (no EXT-X-MEDIA-SEQUENCE: 0, RFC 8216 4.4.3.2). */
@@ -60,6 +66,8 @@ export class CampaignLoad {
   /** counts by `${kind} ${status}` */
   readonly counts = new Map<string, number>();
   readonly failures: Recorded[] = [];
+  /** segment answers that failed and were tried again as a player does (the viewer's answer is the last try's) */
+  readonly retried: Recorded[] = [];
   readonly answers: Recorded[] = [];
   /** the VOD assets uploaded: guid, when the upload was answered */
   readonly uploads: Array<{ guid: string; at: number }> = [];
@@ -216,6 +224,17 @@ export class CampaignLoad {
     this.log(`${viewers} sessions made`);
   }
 
+  /** A segment fetched as a player does, retried after a 5xx or no answer (SEGMENT_RETRY); the last try's status. */
+  private async segmentAsPlayer(uri: string): Promise<number> {
+    for (let retry = 0; ; retry++) {
+      const at = Date.now();
+      const status = (await this.get(uri).catch(() => ({ status: 0 }))).status;
+      if ((status !== 0 && status < 500) || retry === SEGMENT_RETRY.maxNumRetry || this.stopped) return status;
+      this.retried.push({ kind: 'segment', at, status, ms: Date.now() - at, what: uri });
+      await new Promise((r) => setTimeout(r, retryDelayMs(retry)));
+    }
+  }
+
   /** Open loop: viewer i reloads at its own phase once per target duration; a slow answer does not delay the next. */
   private async viewersLoop(): Promise<void> {
     const n = this.viewerPaths.length;
@@ -237,8 +256,7 @@ export class CampaignLoad {
             seen[i]!.push(uri);
             if (seen[i]!.length > 8) seen[i]!.shift();
             const segmentAt = Date.now();
-            const segment = await this.get(uri).catch(() => ({ status: 0 }));
-            this.record('segment', segmentAt, segment.status, uri);
+            this.record('segment', segmentAt, await this.segmentAsPlayer(uri), uri);
           }
         } catch {
           this.record('playlist', at, 0, this.viewerPaths[i]);

@@ -7,7 +7,7 @@
 // records written before, encodes not complete exactly once, notifications due but not delivered exactly once.
 import { alive, startOutageCluster, type OutageCluster } from '../outage-cluster.js';
 import { sleep, until } from '../../cluster/cluster.js';
-import { CampaignLoad } from './campaign-load.js';
+import { CampaignLoad, type Recorded } from './campaign-load.js';
 import type { FaultFigures, FaultScenario, FaultScenarioOptions } from './fault-figures.js';
 
 export interface StoreRestartOptions {
@@ -26,6 +26,8 @@ export interface StoreRestartReport {
   unhandled: string[];
   /** failed answers by kind, during and after each restart */
   failures: Record<string, number>;
+  /** segment answers that failed and were tried again (a player's retries), by kind, status and when */
+  retried: Record<string, number>;
   /** the channel's status at the end, its last segment number at the PostgreSQL restart and at the end, regressions seen */
   channel: { status: string | undefined; segmentAtRestart: number; segmentAtEnd: number; regressions: number };
   /** per encode uploaded across a restart: its status, its completions logged by the workers, its completion notifications */
@@ -73,35 +75,29 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
     written.push(before);
     const across: Array<{ guid: string; across: string }> = [];
 
-    // Redis: shut down without saving, a fresh server on the same port after the outage.
-    across.push({ guid: await l.upload('across the Redis restart'), across: 'Redis' });
+    /** One store down for the outage with an encode uploaded across it; when it was down and up, and how long until `back`. */
+    const outage = async (name: 'Redis' | 'PostgreSQL', store: { stopServer(): Promise<void>; startServer(): Promise<void> }, back: string, isBack: () => Promise<boolean>) => {
+      across.push({ guid: await l.upload(`across the ${name} restart`), across: name });
+      log(`${name} down for ${outageMs / 1000} s`);
+      const down = Date.now();
+      await store.stopServer();
+      await sleep(outageMs);
+      await store.startServer();
+      const up = Date.now();
+      await until(`${back} after ${name} returned`, 180_000, async () => ((await isBack()) ? true : undefined));
+      const recover = (Date.now() - up) / 1000;
+      log(`${name} back: ${back} ${recover.toFixed(1)} s after its return`);
+      return { down, up, recover };
+    };
+    // Redis: shut down without saving, a fresh server on the same port after the outage. Back when a break decided
+    // after the return is filled: the fill counters of the ssai processes move again.
     const filledAtRedisStop = (await l.fill()).filledSeconds;
-    log(`Redis down for ${outageMs / 1000} s`);
-    const redisDown = Date.now();
-    await cluster.redis.stopServer();
-    await sleep(outageMs);
-    await cluster.redis.startServer();
-    const redisUp = Date.now();
-    // Back when a break decided after the return is filled: the fill counters of the ssai processes move again.
-    await until('a break filled after Redis returned', 180_000, async () => ((await l.fill()).filledSeconds > filledAtRedisStop ? true : undefined));
-    const redisRecover = (Date.now() - redisUp) / 1000;
-    log(`Redis back: a break filled ${redisRecover.toFixed(1)} s after its return`);
-
+    const { down: redisDown, up: redisUp, recover: redisRecover } = await outage('Redis', cluster.redis, 'a break filled',
+      async () => (await l.fill()).filledSeconds > filledAtRedisStop);
     // PostgreSQL: pg_ctl stop -m fast, started again after the outage.
-    across.push({ guid: await l.upload('across the PostgreSQL restart'), across: 'PostgreSQL' });
     const segmentAtRestart = l.channelLastSegment;
-    log(`PostgreSQL down for ${outageMs / 1000} s`);
-    const pgDown = Date.now();
-    await cluster.postgres.stopServer();
-    await sleep(outageMs);
-    await cluster.postgres.startServer();
-    const pgUp = Date.now();
-    await until('the API to answer 200 after PostgreSQL returned', 120_000, async () => {
-      const ok = (await l.api('GET', '/broker/adinserts')).status === 200;
-      return ok ? true : undefined;
-    });
-    const pgRecover = (Date.now() - pgUp) / 1000;
-    log(`PostgreSQL back: the API answers 200 ${pgRecover.toFixed(1)} s after its return`);
+    const { down: pgDown, up: pgUp, recover: pgRecover } = await outage('PostgreSQL', cluster.postgres, 'the API answers 200',
+      async () => (await l.api('GET', '/broker/adinserts')).status === 200);
 
     // Everything in flight finishes: the encodes, then their notifications (and every other one due).
     for (const encode of across) {
@@ -144,12 +140,16 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
     const { availSeconds, filledSeconds } = await l.fill();
 
     const during = (from: number, to: number) => (r: { at: number }) => r.at >= from && r.at < to;
-    const failures: Record<string, number> = {};
-    for (const f of l.failures) {
-      const when = during(redisDown, redisUp)(f) ? 'during the Redis outage' : during(pgDown, pgUp)(f) ? 'during the PostgreSQL outage' : 'outside the outages';
-      const key = `${f.kind} ${f.status === 0 ? 'no answer' : f.status} ${when}`;
-      failures[key] = (failures[key] ?? 0) + 1;
-    }
+    const byKind = (list: Recorded[]): Record<string, number> => {
+      const out: Record<string, number> = {};
+      for (const f of list) {
+        const when = during(redisDown, redisUp)(f) ? 'during the Redis outage' : during(pgDown, pgUp)(f) ? 'during the PostgreSQL outage' : 'outside the outages';
+        const key = `${f.kind} ${f.status === 0 ? 'no answer' : f.status} ${when}`;
+        out[key] = (out[key] ?? 0) + 1;
+      }
+      return out;
+    };
+    const failures = byKind(l.failures);
     const viewerFailures = l.failures.filter((f) => f.kind === 'playlist' || f.kind === 'segment' || f.kind === 'channel').length;
     const encodesWrong = encodes.filter((e) => e.status !== 'complete' || e.completionsLogged !== 1 || e.notified !== 1).length;
     const recordsLost = recordsMissing + encodesWrong + pending + missing + doubled;
@@ -166,6 +166,8 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
         redisRecoverSeconds: Number(redisRecover.toFixed(1)),
         postgresRecoverSeconds: Number(pgRecover.toFixed(1)),
         viewerRequestsFailed: viewerFailures,
+        // tried again as hls.js does and answered (a 503 of an ad segment on a process that never saw the session)
+        segmentsRetried: l.retried.length,
         playlistsAnswered: l.count('playlist', () => true),
         apiUnavailableDuringPostgres: l.failures.filter((f) => f.kind === 'api' && f.status === 503 && during(pgDown, pgUp + pgRecover * 1000 + 1)(f)).length,
         fill: availSeconds > 0 ? Number((filledSeconds / availSeconds).toFixed(3)) : 'none',
@@ -181,6 +183,7 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
       exited: cluster.all.filter((p) => !alive(p)).map((p) => `${p.name} exited:\n${p.logs.slice(-15).join('\n')}`),
       unhandled: logs.filter((line) => line.includes('was not handled where it happened')),
       failures,
+      retried: byKind(l.retried),
       channel: { status: channelStatus, segmentAtRestart, segmentAtEnd: l.channelLastSegment, regressions: l.channelRegressions },
       encodes,
       notifications: { due: due.length, pending, missing, doubled },
