@@ -51,7 +51,7 @@ export async function buildModel(schedule: LinearSchedule, asset: (vod: string) 
     blocks.push({ start: listing.start * 1000, end: listing.end * 1000, program: program.count ? program : slateProgram, offset: 0, listing: listing.guid });
   }
   const loopMs = schedule.loopIntervalHours ? Math.round(schedule.loopIntervalHours * 3_600_000) : undefined;
-  const timeline = new Timeline({ blocks, slate: slateProgram, ...(loopMs ? { loopMs } : {}), ...(schedule.numberedFromMs ? { numberedFromMs: schedule.numberedFromMs } : {}) });
+  const timeline = new Timeline({ blocks, slate: slateProgram, ...(loopMs ? { loopMs } : {}), ...(schedule.numberedFromMs !== undefined ? { numberedFromMs: schedule.numberedFromMs } : {}) });
 
   // The ladder every item maps onto: as many variants as the poorest asset has; each advertises the most any asset needs.
   const assets = used.size ? [...used] : [slate];

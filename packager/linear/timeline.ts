@@ -183,7 +183,7 @@ export class Timeline {
         this.discBase.push(disc);
       }
     }
-    if (input.numberedFromMs) {
+    if (input.numberedFromMs !== undefined) {
       const first = this.segmentsFrom(input.numberedFromMs).next();
       if (!first.done) {
         this.seqOrigin = first.value.seq;
