@@ -228,9 +228,12 @@ export class CampaignLoad {
   private async segmentAsPlayer(uri: string): Promise<number> {
     for (let retry = 0; ; retry++) {
       const at = Date.now();
-      const status = (await this.get(uri).catch(() => ({ status: 0 }))).status;
+      const answer = await this.get(uri).catch(() => ({ status: 0, text: '' }));
+      const status = answer.status;
       if ((status !== 0 && status < 500) || retry === SEGMENT_RETRY.maxNumRetry || this.stopped) return status;
-      this.retried.push({ kind: 'segment', at, status, ms: Date.now() - at, what: uri });
+      // the error's code (the engine answers JSON), for telling a documented store-outage answer from another
+      const code = /"code"\s*:\s*"([A-Z_]+)"/.exec(answer.text)?.[1] ?? 'no code';
+      this.retried.push({ kind: 'segment', at, status, ms: Date.now() - at, what: `${code} ${uri}` });
       await new Promise((r) => setTimeout(r, retryDelayMs(retry)));
     }
   }
