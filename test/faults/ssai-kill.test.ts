@@ -13,7 +13,7 @@ const missing = privateStoresMissing();
 if (missing) process.stderr.write(`test/faults/ssai-kill: skipped: ${missing}\n`);
 
 describe.skipIf(missing !== undefined)('kill -9 of an ssai process mid-break (private PostgreSQL and Redis)', () => {
-  it('keeps every viewer playing its own session, ads and numbering, and fires no beacon twice', { retry: 1 }, async () => {
+  it('keeps every viewer playing its own session, ads and numbering, and fires no beacon twice', { retry: 1, timeout: 600_000 }, async () => {
     const figures = await killSsaiScenario({ viewers: VIEWERS, log: (line) => process.stderr.write(`kill-ssai: ${line}\n`) });
     const e = figures.evidence;
     process.stderr.write(`kill-ssai: ${JSON.stringify(figures.details)} requests ${figures.requestsFailed}/${figures.requestsTotal} failed\n`);
@@ -33,5 +33,5 @@ describe.skipIf(missing !== undefined)('kill -9 of an ssai process mid-break (pr
     expect(e.beaconsExpected).toBeGreaterThan(0);
     expect(e.beaconsDoubled).toBe(0);
     expect(e.beaconsLost - e.beaconsLostOnVictim).toBe(0);
-  }, 600_000);
+  });
 });

@@ -79,6 +79,8 @@ class Viewer {
   lastPlaylistAt = 0;
   /** the last failed answer, for the report of a run that went wrong */
   lastFailure = '';
+  /** when a reload after the kill first showed the break it was in played through (its ads, then content, all fetched) */
+  throughAt: number | undefined;
 
   constructor(readonly index: number, readonly sid: string, readonly path: string, home: EngineProcess) {
     this.node = home;
@@ -169,6 +171,7 @@ export async function killSsaiScenario(options: KillSsaiOptions): Promise<FaultF
     log(`${viewers.length} sessions made`);
 
     let killedAt: number | undefined;
+    let throughBreak: ((v: Viewer) => boolean) | undefined;
     const get = async (url: string): Promise<{ status: number; text: string }> => {
       const r = await undiciRequest(url, { dispatcher: agent });
       return { status: r.statusCode, text: await r.body.text() };
@@ -237,6 +240,9 @@ export async function killSsaiScenario(options: KillSsaiOptions): Promise<FaultF
         if (uri.startsWith('/v1/segment/')) await fetchSegment(v, uri);
       }
       v.fetchedUpTo = Math.max(v.fetchedUpTo, last);
+      // Latched when it happens: the break slides out of the window soon after, and a thousand viewers at their own
+      // phases need not all show it at one instant (a check of every viewer at once timed out with every one past it).
+      if (v.throughAt === undefined && throughBreak?.(v)) v.throughAt = Date.now();
     };
     const started = Date.now();
     for (const v of viewers) {
@@ -272,7 +278,7 @@ export async function killSsaiScenario(options: KillSsaiOptions): Promise<FaultF
     log(`killed ${victim.name} with ${viewers.filter((v) => killBreak.get(v)).length} viewers in a break`);
 
     // Until every viewer has played that break through: a playlist after the kill where its ads are followed by content.
-    const throughBreak = (v: Viewer): boolean => {
+    throughBreak = (v: Viewer): boolean => {
       // (a viewer not yet in the break at the kill: the first break it fetched ads of after it)
       const avail = killBreak.get(v) ?? adSegmentOf([...v.fetched].find(([, got]) => got.at > killedAt!)?.[0] ?? '')?.avail;
       if (!avail || v.lastPlaylistAt <= killedAt!) return false;
@@ -280,8 +286,8 @@ export async function killSsaiScenario(options: KillSsaiOptions): Promise<FaultF
       const at = entries.map((e) => adSegmentOf(e.uri)?.avail).lastIndexOf(avail);
       return at >= 0 && at < entries.length - 1 && v.fetchedUpTo >= v.lastPlaylist!.sequence + entries.length - 1;
     };
-    await until('every viewer to play its break through', 120_000, async () => viewers.every(throughBreak) ? true : undefined).catch((error: unknown) => {
-      const behind = viewers.filter((v) => !throughBreak(v));
+    await until('every viewer to play its break through', 120_000, async () => viewers.every((v) => v.throughAt !== undefined) ? true : undefined).catch((error: unknown) => {
+      const behind = viewers.filter((v) => v.throughAt === undefined);
       const sample = behind.slice(0, 3).map((v) => ({
         home: v.home.name, node: v.node.name, killBreak: killBreak.get(v), failures: v.failures, lastFailure: v.lastFailure,
         sinceLastPlaylistMs: Date.now() - v.lastPlaylistAt, fetchedUpTo: v.fetchedUpTo, playlist: v.lastPlaylist,
