@@ -44,7 +44,9 @@ describe('channel archives', () => {
 
     const seconds = await probeDuration(done.archive.url);
     const expected = (stopAt - firstFrameAt) / 1000;
-    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1);
+    // ± 1.5 s: what the stop cuts of the segment in progress (2 s segments) and its time to reach the packager; 1.002 s
+    // was seen on a loaded full run (a whole 2 s segment lost still fails)
+    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1.5);
     const decoded = await decodeLive(done.archive.url, 60);
     expect(decoded.errors).toBe('');
 
@@ -110,14 +112,16 @@ describe('channel archives', () => {
     return { id, media, firstFrameAt: media.segments[0]!.programDateTime!.getTime() };
   }
 
-  /** Stops the channel: DONE, its archive downloadable, the run's length (± 1 s) from its first frame, decoding clean. */
+  /** Stops the channel: DONE, its archive downloadable, the run's length (± 1.5 s) from its first frame, decoding clean. */
   async function stopWithArchive(id: string, firstFrameAt: number): Promise<string> {
     const stopAt = Date.now();
     const done = await stopAndSettle(engine, auth, id);
     expect(done).toMatchObject({ channelStatus: 'DONE', archive: { status: 'AVAILABLE', url: `${engine.url}/media/archives/${id}.mp4` } });
     const seconds = await probeDuration(done.archive.url);
     const expected = (stopAt - firstFrameAt) / 1000;
-    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1);
+    // ± 1.5 s: what the stop cuts of the segment in progress (2 s segments) and its time to reach the packager; 1.002 s
+    // was seen on a loaded full run (a whole 2 s segment lost still fails)
+    expect(Math.abs(seconds - expected), `archive ${seconds} s, channel ran ${expected} s`).toBeLessThanOrEqual(1.5);
     expect((await decodeLive(done.archive.url, 60)).errors).toBe('');
     return done.archive.url as string;
   }
