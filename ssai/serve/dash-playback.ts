@@ -105,14 +105,14 @@ function variantIndexOf(variants: readonly VariantEntry[], rep: MpdRepresentatio
 }
 
 function rungsOf(read: MpdRead): ContentRung[] {
-  const rungs: ContentRung[] = [];
-  for (const r of read.representations.filter((x) => x.kind === 'video')) {
-    const rung: ContentRung = { width: r.width ?? 0, height: r.height ?? 0, bandwidth: r.bandwidth,
-      ...(r.frameRate ? { frameRate: r.frameRate } : {}), ...(r.codecs ? { codecs: r.codecs } : {}) };
-    // (the creative is prepared once per rung, whichever Periods list it)
-    if (!rungs.some((x) => JSON.stringify(x) === JSON.stringify(rung))) rungs.push(rung);
+  // (the creative is prepared once per rung, whichever Periods list it)
+  const rungs = new Map<string, ContentRung>();
+  for (const r of read.representations) {
+    if (r.kind !== 'video') continue;
+    const key = `${r.width}x${r.height} ${r.bandwidth} ${r.frameRate ?? ''} ${r.codecs ?? ''}`;
+    if (!rungs.has(key)) rungs.set(key, { width: r.width ?? 0, height: r.height ?? 0, bandwidth: r.bandwidth, ...(r.frameRate ? { frameRate: r.frameRate } : {}), ...(r.codecs ? { codecs: r.codecs } : {}) });
   }
-  return rungs;
+  return [...rungs.values()];
 }
 
 /** The content's shape from the MPD itself (no probe): CMAF segments, audio in its own AdaptationSet or not. */

@@ -291,8 +291,6 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
  */
 export type StitchedPeriod = { id: string; start: number; duration?: number; period: number }
   & ({ kind: 'content'; from: number; to?: number; afterBreak: boolean } | { kind: 'ad'; ad: DashAd });
-/** (the live form's name) */
-export type LivePeriod = StitchedPeriod;
 
 type Piece = { kind: 'content'; period: number; from: number; to: number; afterBreak: string | undefined } | { kind: 'ads'; period: number; b: DashBreak };
 

@@ -27,6 +27,8 @@ export interface Recorded {
   ms: number;
   /** for a failure: what was asked */
   what?: string;
+  /** for a retried answer: the engine's error code (its JSON body), 'no code' without one */
+  code?: string;
 }
 
 export interface CampaignLoadOptions {
@@ -233,7 +235,7 @@ export class CampaignLoad {
       if ((status !== 0 && status < 500) || retry === SEGMENT_RETRY.maxNumRetry || this.stopped) return status;
       // the error's code (the engine answers JSON), for telling a documented store-outage answer from another
       const code = /"code"\s*:\s*"([A-Z_]+)"/.exec(answer.text)?.[1] ?? 'no code';
-      this.retried.push({ kind: 'segment', at, status, ms: Date.now() - at, what: `${code} ${uri}` });
+      this.retried.push({ kind: 'segment', at, status, ms: Date.now() - at, what: uri, code });
       await new Promise((r) => setTimeout(r, retryDelayMs(retry)));
     }
   }

@@ -141,13 +141,13 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
     const { availSeconds, filledSeconds } = await l.fill();
 
     const during = (from: number, to: number) => (r: { at: number }) => r.at >= from && r.at < to;
-    const byKind = (list: Recorded[], withCode = false): Record<string, number> => {
+    const byKind = (list: Recorded[]): Record<string, number> => {
       const out: Record<string, number> = {};
       for (const f of list) {
         // an outage lasts until the engine is back on the store (its clients reconnect with a backoff), not only while
         // the server is down
         const when = during(redisDown, redisUp + redisRecover * 1000 + 1)(f) ? 'during the Redis outage' : during(pgDown, pgUp + pgRecover * 1000 + 1)(f) ? 'during the PostgreSQL outage' : 'outside the outages';
-        const key = `${f.kind} ${f.status === 0 ? 'no answer' : f.status}${withCode ? ` ${f.what?.split(' ')[0]}` : ''} ${when}`;
+        const key = `${f.kind} ${f.status === 0 ? 'no answer' : f.status}${f.code ? ` ${f.code}` : ''} ${when}`;
         out[key] = (out[key] ?? 0) + 1;
       }
       return out;
@@ -186,9 +186,9 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
       exited: cluster.all.filter((p) => !alive(p)).map((p) => `${p.name} exited:\n${p.logs.slice(-15).join('\n')}`),
       unhandled: logs.filter((line) => line.includes('was not handled where it happened')),
       failures,
-      retried: byKind(l.retried, true),
+      retried: byKind(l.retried),
       // each retried answer with its time against the outages, for a failure's message
-      retriedAt: l.retried.map((f) => `${f.what?.split(' ')[0]} ${f.status} at Redis down +${((f.at - redisDown) / 1000).toFixed(1)} s (up at +${((redisUp - redisDown) / 1000).toFixed(1)} s, back at +${((redisUp - redisDown) / 1000 + redisRecover).toFixed(1)} s), PostgreSQL down +${((f.at - pgDown) / 1000).toFixed(1)} s`),
+      retriedAt: l.retried.map((f) => `${f.code} ${f.status} at Redis down +${((f.at - redisDown) / 1000).toFixed(1)} s (up at +${((redisUp - redisDown) / 1000).toFixed(1)} s, back at +${((redisUp - redisDown) / 1000 + redisRecover).toFixed(1)} s), PostgreSQL down +${((f.at - pgDown) / 1000).toFixed(1)} s`),
       channel: { status: channelStatus, segmentAtRestart, segmentAtEnd: l.channelLastSegment, regressions: l.channelRegressions },
       encodes,
       notifications: { due: due.length, pending, missing, doubled },
