@@ -133,7 +133,7 @@ function memorySvg(samples: Sample[], processes: string[], warmupS: number): str
 async function soak(minutes: number, viewers: number): Promise<boolean> {
   const loadBefore = loadAverage();
   log(`soak: ${minutes} min, ${viewers} viewers; starting the campaign cluster`);
-  const cluster = await startOutageCluster({ ssai: 2, workers: 2, packager: 2, logsToFiles: true, env: { NOTIFY_HTTP_LOOPBACK: 'true', LOG_LEVEL: 'warn' }, startTimeoutMs: 300_000 });
+  const cluster = await startOutageCluster({ ssai: 2, workers: 2, packager: 2, logsToFiles: true, env: { NOTIFY_HTTP_LOOPBACK: 'true', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn' }, startTimeoutMs: 300_000 });
   let load: CampaignLoad | undefined;
   try {
     load = await CampaignLoad.start(cluster, { viewers, uploadEveryMs: UPLOAD_EVERY_MS, breakEveryLoops: BREAK_EVERY_LOOPS, log, worldInChild: true });

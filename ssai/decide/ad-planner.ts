@@ -222,7 +222,7 @@ export class AdPlanner {
     if (!result.ok) {
       metrics.adServerErrors.inc({ reason: result.error.reason });
       record.error = `${result.error.reason}: ${result.error.message}`;
-      this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason }, 'ad decision failed; the avail plays slate or content');
+      this.deps.logger.info({ session: session.id, avail: avail.id, reason: result.error.reason, error: result.error.message }, 'ad decision failed; the avail plays slate or content');
       await this.slate.fillWithSlate(session, record, avail, targetDuration, 0, shape);
       return record;
     }
