@@ -84,12 +84,35 @@ describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
     expect(!after.ok && after.error.message).toMatch(/closed/);
   });
 
-  it('ends a thread whose event loop is stuck: its decisions fail past the budget and a grace', async () => {
+  it('ends a thread whose event loop is stuck: its decision times out past the budget and a grace, and the thread is replaced', async () => {
     const threaded = new ThreadedDecisionClient({ threads: 1, entry: new URL('../../helpers/stuck-decision-thread.mjs', import.meta.url), decision: { budgetMs: 100 }, graceMs: 300 });
     try {
+      const thread = (threaded as unknown as { threads: Array<object | undefined> }).threads;
       const stuck = await threaded.decide(req('/vast'));
       expect(stuck.ok).toBe(false);
-      expect(!stuck.ok && stuck.error.message).toMatch(/decision thread ended/);
+      expect(!stuck.ok && stuck.error.reason).toBe('timeout');
+      // silent past the grace with a decision overdue: ended (its slot emptied for a new thread)
+      await waitFor(() => thread[0] === undefined);
+    } finally {
+      await threaded.close();
+    }
+  });
+
+  it('keeps a thread that is busy but answering: only its decisions past the deadline time out, none is failed by its end', async () => {
+    // 20 asks answered one every 150 ms: the last ones outlast 100 ms + a 2 s grace, while the thread is never silent for 2 s
+    const threaded = new ThreadedDecisionClient({ threads: 1, entry: new URL('../../helpers/slow-decision-thread.mjs', import.meta.url), decision: { budgetMs: 100 }, graceMs: 2_000 });
+    try {
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => threaded.decide(req('/vast', `busy-${i}`))));
+      const reasons = results.map((r) => (r.ok ? 'ok' : r.error.reason));
+      expect(reasons.slice(0, 5), reasons.join()).toEqual(Array(5).fill('ok'));
+      expect(reasons, reasons.join()).toContain('timeout');
+      expect(reasons.filter((r) => r !== 'ok' && r !== 'timeout'), reasons.join()).toEqual([]);
+      // the same thread decides the next one
+      const thread = (threaded as unknown as { threads: Array<{ worker: { threadId: number } } | undefined> }).threads;
+      const id = thread[0]?.worker.threadId;
+      expect(id).toBeDefined();
+      expect((await threaded.decide(req('/vast', 'after'))).ok).toBe(true);
+      expect(thread[0]?.worker.threadId).toBe(id);
     } finally {
       await threaded.close();
     }
