@@ -12,7 +12,10 @@ const port = parentPort;
 if (!port) throw new Error('decision-thread-body runs in a worker thread');
 const { nice, ...decisionOptions } = workerData as VastDecisionOptions & { nice?: number };
 const client = new VastDecisionClient(decisionOptions);
-lowerThisThreadsPriority(nice ?? 0); // nicer than the process by `nice`
+const tid = thisThreadsTid();
+// the main thread reads this task's CPU time to tell a stuck thread from a starved one (decision-threads.ts)
+if (tid !== undefined) port.postMessage({ tid });
+lowerThisThreadsPriority(tid, nice ?? 0); // nicer than the process by `nice`
 /** At most 32 answers to a message: the main thread resolves a message's answers in one go, its playlists waiting. */
 const answer = batchedSender<DecisionThreadAnswer>((batch) => port.postMessage(batch), 32);
 port.on('message', (asks: DecisionThreadAsk[]) => {
@@ -38,12 +41,21 @@ function withPackedTracking(result: AdDecisionResult): AdDecisionResult {
  * an early decision has seconds of slack. Linux: a thread is a task, its id read from /proc/thread-self; elsewhere,
  * or when refused, the thread keeps the process's priority.
  */
-function lowerThisThreadsPriority(niceness: number): void {
-  if (!niceness) return;
+function lowerThisThreadsPriority(tid: number | undefined, niceness: number): void {
+  if (!niceness || tid === undefined) return;
+  try {
+    setPriority(tid, Math.min(19, getPriority(tid) + niceness));
+  } catch {
+    // not allowed: same priority as the playlists
+  }
+}
+
+/** Linux: this thread's task id, read from /proc/thread-self; undefined elsewhere. */
+function thisThreadsTid(): number | undefined {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + niceness));
+    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
   } catch {
-    // not Linux, or not allowed: same priority as the playlists
+    return undefined;
   }
 }

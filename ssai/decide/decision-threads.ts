@@ -3,6 +3,7 @@
 // viewers they are a burst of ~2,000 decisions a second in the seconds before each break: on the playlists' own
 // thread that burst held every reload behind it (bench/ssai-capacity.ts). The planner, the store and the creatives
 // stay on the main thread; only the request and its answer cross, as structured-cloned plain data.
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from './message-batch.js';
 import { fillAdServerUrl, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
@@ -23,19 +24,29 @@ const ENTRY = new URL('./decision-thread-entry.mjs', import.meta.url);
 type Open = { resolve: (result: AdDecisionResult) => void; deadline: number };
 /**
  * `send`: the asks of one turn of the event loop go as one message. `heardAt`: when the thread last answered (or
- * started); `overdueSince`: when one of its decisions first outlasted its deadline since then.
+ * started); `overdueSince`: when one of its decisions first outlasted its deadline since then. `tid`: its OS task id
+ * (Linux, told by the thread), `cpuAt`: its CPU time when its silence was last looked at.
  */
-type Thread = { worker: Worker; open: Map<number, Open>; send: (ask: DecisionThreadAsk) => void; heardAt: number; overdueSince: number | undefined };
+type Thread = {
+  worker: Worker; open: Map<number, Open>; send: (ask: DecisionThreadAsk) => void; heardAt: number; overdueSince: number | undefined;
+  tid: number | undefined; cpuAt: { ms: number; cpuMs: number } | undefined;
+};
+/** what a thread posts: its answers, or once at its start its OS task id */
+type ThreadMessage = DecisionThreadAnswer[] | { tid: number };
 
 /**
  * A thread answers within the decision budget (VastDecisionClient ends every chain by then). A decision past the
- * budget and this grace fails alone, as a timeout (its playlist has stopped waiting). Only a thread that also has
- * answered nothing for the grace is taken to be stuck and ended: on a loaded machine a busy thread answers late but
- * goes on, and ending it failed every decision it held and started a cold one (a 2,000-viewer soak at load 16 filled
- * 4% of its breaks).
+ * budget and this grace fails alone, as a timeout (its playlist has stopped waiting). A thread that also has answered
+ * nothing for the grace is ended only when it spins (its CPU time grows by a fifth of the wall time or more, from /proc on
+ * Linux; elsewhere its silence is enough): a thread the OS does not run is starved, not stuck. The threads are nicer
+ * than the playlists (SSAI_DECISION_NICE), so on a machine loaded by other processes they get almost no core; ending
+ * them failed every decision they held and started cold ones (a 2,000-viewer soak beside eight busy processes filled
+ * 8% of its breaks, every failure `the decision thread ended`).
  */
 const GRACE_MS = 2_000;
 const WATCH_MS = 500;
+/** /proc's clock ticks a second (USER_HZ: 100 on every Linux architecture node runs on) */
+const TICKS_PER_SECOND = 100;
 
 export class ThreadedDecisionClient implements AdDecisionClient {
   private readonly threads: Array<Thread | undefined>;
@@ -99,7 +110,7 @@ export class ThreadedDecisionClient implements AdDecisionClient {
           thread.overdueSince ??= now;
           resolve({ ok: false, error: { reason: 'timeout', message: 'no answer from the decision thread in time' } });
         }
-        if (thread.overdueSince !== undefined && now - thread.heardAt >= grace) void thread.worker.terminate(); // its exit fails what it held
+        if (thread.overdueSince !== undefined && now - thread.heardAt >= grace && spinning(thread, now)) void thread.worker.terminate(); // its exit fails what it held
         open += thread.open.size + (thread.overdueSince === undefined ? 0 : 1);
       }
       if (!open) { clearInterval(this.watch); this.watch = undefined; }
@@ -120,10 +131,14 @@ export class ThreadedDecisionClient implements AdDecisionClient {
     const worker = new Worker(this.options.entry ?? ENTRY, { workerData: { ...this.options.decision, nice: this.options.nice ?? 0 }, resourceLimits: { maxYoungGenerationSizeMb: 48 } });
     // A thread must not keep the process alive: the engine's close (or its end) terminates it.
     worker.unref();
-    const thread: Thread = { worker, open: new Map(), send: batchedSender((batch) => worker.postMessage(batch)), heardAt: Date.now(), overdueSince: undefined };
-    worker.on('message', (answers: DecisionThreadAnswer[]) => {
+    const thread: Thread = {
+      worker, open: new Map(), send: batchedSender((batch) => worker.postMessage(batch)), heardAt: Date.now(), overdueSince: undefined, tid: undefined, cpuAt: undefined,
+    };
+    worker.on('message', (answers: ThreadMessage) => {
+      if (!Array.isArray(answers)) { thread.tid = answers.tid; return; }
       thread.heardAt = Date.now();
       thread.overdueSince = undefined;
+      thread.cpuAt = undefined;
       for (const answer of answers) {
         const open = thread.open.get(answer.id);
         thread.open.delete(answer.id);
@@ -146,6 +161,30 @@ export class ThreadedDecisionClient implements AdDecisionClient {
     this.closed = true;
     clearInterval(this.watch);
     await Promise.all(this.threads.map((t) => t?.worker.terminate()));
+  }
+}
+
+/**
+ * Whether a silent thread spins: its CPU time over the time since the last look is a fifth of the wall time or more
+ * (a starved nice thread gets a few hundredths; a spinning one on a loaded machine still a good share of a core). The
+ * first look only takes the measure (not spinning yet); a thread whose CPU time cannot be read is taken to spin.
+ */
+function spinning(thread: Thread, now: number): boolean {
+  const cpuMs = thread.tid === undefined ? undefined : threadCpuMs(thread.tid);
+  if (cpuMs === undefined) return true;
+  const before = thread.cpuAt;
+  thread.cpuAt = { ms: now, cpuMs };
+  return before !== undefined && now > before.ms && cpuMs - before.cpuMs >= 0.2 * (now - before.ms);
+}
+
+/** A task's user + system CPU time in ms, from /proc/self/task/<tid>/stat (fields 14 and 15); undefined if unreadable. */
+function threadCpuMs(tid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : undefined;
+  } catch {
+    return undefined;
   }
 }
 

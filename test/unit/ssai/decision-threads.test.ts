@@ -91,8 +91,26 @@ describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
       const stuck = await threaded.decide(req('/vast'));
       expect(stuck.ok).toBe(false);
       expect(!stuck.ok && stuck.error.reason).toBe('timeout');
-      // silent past the grace with a decision overdue: ended (its slot emptied for a new thread)
-      await waitFor(() => thread[0] === undefined);
+      // silent past the grace with a decision overdue, and spinning: ended (its slot emptied for a new thread)
+      await waitFor(() => thread[0] === undefined, 20_000);
+    } finally {
+      await threaded.close();
+    }
+  });
+
+  it.skipIf(!existsSync('/proc/thread-self'))('keeps a thread that is silent without spinning (starved, not stuck): its decision times out, the thread answers the next (Linux)', async () => {
+    const threaded = new ThreadedDecisionClient({ threads: 1, entry: new URL('../../helpers/starved-decision-thread.mjs', import.meta.url), decision: { budgetMs: 100 }, graceMs: 300 });
+    try {
+      const thread = (threaded as unknown as { threads: Array<{ worker: { threadId: number } } | undefined> }).threads;
+      const starved = await threaded.decide(req('/vast', 'starved'));
+      expect(!starved.ok && starved.error.reason).toBe('timeout');
+      const id = thread[0]?.worker.threadId;
+      expect(id).toBeDefined();
+      // its 3 s without a core pass, well past the grace: the same thread answers again (asked until it does)
+      let next = await threaded.decide(req('/vast', 'next'));
+      for (let tries = 0; !next.ok && tries < 20; tries++) next = await threaded.decide(req('/vast', 'next'));
+      expect(next.ok || next.error).toBe(true);
+      expect(thread[0]?.worker.threadId).toBe(id);
     } finally {
       await threaded.close();
     }
@@ -119,7 +137,7 @@ describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
   });
 });
 
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  for (let i = 0; i < timeoutMs / 25 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
   expect(condition()).toBe(true);
 }
