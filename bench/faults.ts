@@ -162,6 +162,8 @@ async function soak(minutes: number, viewers: number): Promise<boolean> {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, SAMPLE_MS - (Date.now() - start - t * 1000))));
     }
     const fill1 = await l.fill();
+    const counters = await l.decisionCounters();
+    log(`decisions: ${JSON.stringify(counters)}`);
     await l.stop();
     // the uploads' encodes finish and are notified (the last one uploaded shortly before the end)
     const encodes = l.uploads.map((u) => u.guid);
@@ -213,6 +215,7 @@ async function soak(minutes: number, viewers: number): Promise<boolean> {
       ...checks.map((c) => `| ${c.what} | ${c.pass ? 'pass' : 'FAIL'} | ${c.figure} |`), '',
       '| process | RSS after warm-up, median of the first tenth (MB) | RSS at the end, median of the last tenth (MB) | min / max after warm-up (MB) | fds after warm-up (most of the first tenth) → end (median of the last) |', '|---|---|---|---|---|',
       ...perProcess.map((p) => `| ${p.name} | ${(p.rssStart / 1024).toFixed(0)} | ${(p.rssEnd / 1024).toFixed(0)} | ${(p.rssMin / 1024).toFixed(0)} / ${(p.rssMax / 1024).toFixed(0)} | ${p.fdsStart} → ${p.fdsEnd} |`), '',
+      `Decisions over the whole run (both ssai processes): ${Object.entries(counters).map(([k, v]) => `\`${k}\` ${v}`).join(', ')}.`, '',
       'Memory over time: [faults-soak.svg](faults-soak.svg); samples: [faults-soak.csv](faults-soak.csv).', '',
     ].join('\n');
     process.stdout.write(markdown);

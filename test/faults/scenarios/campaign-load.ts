@@ -344,6 +344,22 @@ export class CampaignLoad {
     return { availSeconds, filledSeconds };
   }
 
+  /**
+   * What explains unfilled avails, summed over the ssai processes by series (labels kept): ad requests, failed
+   * decisions by reason, decisions late, creatives skipped, breaks left unpersonalised.
+   */
+  async decisionCounters(): Promise<Record<string, number>> {
+    const names = ['ssai_ad_server_requests_total', 'ssai_ad_server_errors_total', 'ssai_decisions_late_total', 'ssai_decisions_ahead_late_total', 'ssai_creatives_skipped_total', 'ssai_breaks_unpersonalised_total'];
+    const sums: Record<string, number> = {};
+    for (const p of this.ssai()) {
+      const text = (await request(`${p.url}/metrics`)).text;
+      for (const m of text.matchAll(/^(ssai_[a-z_]+(?:\{[^}]*\})?) (\d+(?:\.\d+)?(?:e[+-]?\d+)?)$/gm)) {
+        if (names.some((n) => m[1] === n || m[1]!.startsWith(`${n}{`))) sums[m[1]!] = (sums[m[1]!] ?? 0) + Number(m[2]);
+      }
+    }
+    return sums;
+  }
+
   /** The notifications received, by MessageId: a MessageId received twice is a doubled delivery. */
   deliveries(): { byMessage: Map<string, number>; doubled: number } {
     const byMessage = new Map<string, number>();
