@@ -5,6 +5,7 @@
 import type { AdPolicies } from '../../kernel/seams/adinserts.js';
 import { parseAttributes, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import type { Avail } from '../parse/cue-finder.js';
+import type { AvailRecord } from './avail-record.js';
 
 /** The pre-roll's avail id: its record's key, its /v1/segment path and its guided asset list (cue ids never take it). */
 export const PREROLL_AVAIL_ID = 'preroll';
@@ -73,6 +74,11 @@ export function prerollPlace(pl: MediaPlaylist, avails: readonly Avail[], maxSec
   };
   if (at.pdtMs !== undefined) avail.startPdtMs = at.pdtMs;
   return { avail };
+}
+
+/** A pre-roll the viewer does not get: no ads, at no place of the content (it never stands for a break). */
+export function noPrerollRecord(why: string, target: number): AvailRecord {
+  return { id: PREROLL_AVAIL_ID, index: 0, startSegmentIndex: -1, endSegmentIndex: -1, duration: 0, slotDuration: target, ads: [], skipped: [], error: `skipped: ${why}` };
 }
 
 /**

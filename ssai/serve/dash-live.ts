@@ -3,9 +3,10 @@
 // break (contentOffsetSeconds: its start; duration: the content it replaces), never by the window of the moment: a
 // Period once published keeps its id, start and length on every reload, even after its cue left the origin's MPD.
 import type { AvailRecord } from '../decide/avail-record.js';
+import { isPreroll, PREROLL_AVAIL_ID } from '../decide/live-preroll.js';
 import type { Avail } from '../parse/cue-finder.js';
 import type { MpdCue } from '../parse/mpd-cues.js';
-import { readMpd, type MpdReadResult } from '../parse/mpd-reader.js';
+import { parseIsoDuration, readMpd, type MpdRead, type MpdReadResult } from '../parse/mpd-reader.js';
 import type { DashBreak } from '../stitch/mpd-stitcher.js';
 import type { OriginOk } from './origin-fetcher.js';
 
@@ -32,10 +33,54 @@ export function liveCueAvails(cues: readonly MpdCue[], windowStartSec: number, s
   return avails;
 }
 
-/** A live break's place: its start and where the content resumes (seconds of the origin's Period). */
+/**
+ * A live break's place: its start and where the content resumes (seconds of the origin's Period). A pre-roll replaces
+ * only as much content as its ads last (its length is a maximum, as on HLS: straight back to the content after them).
+ */
 export function livePlace(record: AvailRecord): { at: number; resume: number } | undefined {
-  if (record.contentOffsetSeconds === undefined || record.insert || !(record.duration > 0)) return undefined;
-  return { at: record.contentOffsetSeconds, resume: ms(record.contentOffsetSeconds + record.duration) };
+  const length = isPreroll(record.id) ? record.ads.reduce((t, a) => t + a.duration, 0) : record.duration;
+  if (record.contentOffsetSeconds === undefined || record.insert || !(length > 0)) return undefined;
+  return { at: record.contentOffsetSeconds, resume: ms(record.contentOffsetSeconds + length) };
+}
+
+/**
+ * How far behind the live edge a DASH player starts: the MPD's suggestedPresentationDelay (dash.js and Shaka honour
+ * it), else three segments, which the stitched MPD then announces as its suggestedPresentationDelay so that players
+ * start where the pre-roll was placed.
+ */
+export function presentationDelayOf(read: Pick<MpdRead, 'mpd'>, slot: number): { seconds: number; announce: boolean } {
+  const given = parseIsoDuration(read.mpd.getAttribute('suggestedPresentationDelay'));
+  return given !== undefined && given > 0 ? { seconds: given, announce: false } : { seconds: 3 * slot, announce: true };
+}
+
+/**
+ * A live DASH viewer's pre-roll (issue 31 item 4 on DASH): a break at the first segment that starts at or after
+ * where the player starts (the edge less the presentation delay: the player plays at most one segment of content
+ * before it, and the ads from their first segment, whose request fires the impression), as long as the maximum, less
+ * where a break of the window starts after it. A viewer joining inside a break gets none (the break is there to play).
+ */
+export function livePrerollAvail(starts: ReadonlyArray<{ start: number; duration: number }>, edgeSec: number, delaySec: number, breaks: readonly Avail[], maxSeconds: number, slot: number): { avail: Avail } | { skip: string } | undefined {
+  if (!starts.length) return undefined;
+  const from = edgeSec - delaySec;
+  const at = (starts.find((s) => s.start >= from - 1e-3) ?? starts[starts.length - 1]!).start;
+  const placed = breaks.filter((b) => b.contentOffsetSeconds !== undefined);
+  if (placed.some((b) => b.contentOffsetSeconds! <= at + 1e-3 && b.contentOffsetSeconds! + b.duration > at + 1e-3)) return { skip: 'the viewer joined during a break' };
+  const next = Math.min(...placed.map((b) => b.contentOffsetSeconds!).filter((t) => t > at + 1e-3));
+  const seconds = ms(Math.min(maxSeconds, next - at));
+  if (seconds < slot / 2) return { skip: 'a break starts where the viewer joined' };
+  return {
+    avail: {
+      id: PREROLL_AVAIL_ID, startSegmentIndex: 0, startVisible: true, duration: seconds, durationFromCue: true, open: false,
+      kind: 'daterange', slotDuration: slot, contentOffsetSeconds: ms(at),
+    },
+  };
+}
+
+/** Cue breaks less those beginning under the viewer's pre-roll (only breaks announced after the viewer joined can). */
+export function outsideLivePreroll(avails: Avail[], preroll: AvailRecord | undefined): Avail[] {
+  const place = preroll ? livePlace(preroll) : undefined;
+  if (!place) return avails;
+  return avails.filter((a) => a.contentOffsetSeconds === undefined || a.contentOffsetSeconds < place.at - 1e-3 || a.contentOffsetSeconds >= place.resume - 1e-3);
 }
 
 /**

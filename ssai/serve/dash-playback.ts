@@ -18,7 +18,8 @@ import { periodAt, timelineStarts, type MpdRead, type MpdRepresentation } from '
 import type { Avail } from '../parse/cue-finder.js';
 import { cueAvails, mpdCues, orderedCues } from '../parse/mpd-cues.js';
 import type { InbandCues } from './dash-inband.js';
-import { liveCueAvails, livePlace, pastBreak, readFetchedMpd } from './dash-live.js';
+import { liveCueAvails, livePlace, livePrerollAvail, outsideLivePreroll, pastBreak, presentationDelayOf, readFetchedMpd } from './dash-live.js';
+import { isPreroll, livePrerollOf, noPrerollRecord, PREROLL_AVAIL_ID, PREROLL_JOIN_WINDOW_MS } from '../decide/live-preroll.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { ssaiError, type SsaiError } from '../errors.js';
@@ -390,11 +391,19 @@ export class DashPlayback {
     const policy = this.deps.policyOf(config);
     const starts = this.startsOf(started);
     let records: AvailRecord[] = [];
+    const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
+    // a configuration with a live pre-roll announces where players start (the pre-roll is placed there)
+    const delay = livePrerollOf(config) ? presentationDelayOf(read, slot) : undefined;
     if (!started.storeAway && starts.length) {
       const cues = await this.cuesOf(started);
-      const slot = Math.round(median(starts.map((s) => s.duration))) || 6;
-      const known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
-      let fresh = liveCueAvails(cues.cues, starts[0]!.start, slot).filter((a) => !known.some((r) => r.id === a.id));
+      let known = (await this.deps.sessions.get(session.id).catch(() => undefined))?.records ?? [];
+      const windowBreaks = liveCueAvails(cues.cues, starts[0]!.start, slot);
+      if (delay && !known.some((r) => isPreroll(r.id))) {
+        const preroll = await this.livePreroll(config, session, read, windowBreaks, starts, slot, delay.seconds);
+        if (preroll) known = [...known, preroll];
+      }
+      // (a break announced after the viewer joined may begin under its pre-roll: the pre-roll's ads play there)
+      let fresh = outsideLivePreroll(windowBreaks.filter((a) => !known.some((r) => r.id === a.id)), known.find((r) => isPreroll(r.id)));
       const suppressed: AvailRecord[] = [];
       if (fresh.length && suppresses(config)) ({ admitted: fresh } = await this.admitLive(config, session, read, fresh, slot, suppressed));
       const decided = [...suppressed, ...(fresh.length ? await this.decide(session, config, fresh, slot, shapeOf(read)) : [])];
@@ -415,9 +424,37 @@ export class DashPlayback {
       if (b) breaks.push(b);
     }
     const text = stitchMpd(read, { mpdUrl: origin, breaks, emptyTextUri: policy.adUri?.(this.deps.emptyTextUri) ?? this.deps.emptyTextUri,
-      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), removeCues: policy.removeCues, live: { location: started.reload } });
+      ...(policy.contentUri ? { contentUri: policy.contentUri } : {}), removeCues: policy.removeCues,
+      live: { location: started.reload, ...(delay?.announce ? { presentationDelaySeconds: delay.seconds } : {}) } });
     // a live MPD is the viewer's own (its breaks as that viewer was given them): the session id filled in at once
     return { status: 200, body: text.split(SID_PLACEHOLDER).join(escapedSid(session.id)), type: MPD_TYPE, headers: { 'cache-control': 'no-store' } };
+  }
+
+  /**
+   * A live viewer's pre-roll (issue 31 item 4), decided at the session's first live MPD as a break in the window (the
+   * MPD waits for it), asked of live_preroll_ad_server and stored like a break's decision: every reload and instance
+   * places the same. Where it goes: livePrerollAvail. A session older than the join window never gets one.
+   */
+  private async livePreroll(config: AdinsertConfig, session: SessionRecord, read: MpdRead, windowBreaks: Avail[], starts: Array<{ start: number; duration: number }>, slot: number, delaySec: number): Promise<AvailRecord | undefined> {
+    const preroll = livePrerollOf(config);
+    if (!preroll || this.deps.now() - session.createdAt > PREROLL_JOIN_WINDOW_MS) return undefined;
+    try {
+      let record = await this.deps.store.get<AvailRecord>(keys.avail(session.id, PREROLL_AVAIL_ID));
+      if (!record) {
+        const place = livePrerollAvail(starts, read.durationSec, delaySec, windowBreaks, preroll.maxSeconds, slot);
+        if (!place) return undefined;
+        record = 'skip' in place
+          ? (await this.deps.store.setIfAbsent(keys.avail(session.id, PREROLL_AVAIL_ID), noPrerollRecord(place.skip, slot), this.deps.sessionTtlMs)).value as AvailRecord
+          : await this.deps.decisions.inWindow({ session, adServer: preroll.adServer, avail: place.avail, targetDuration: slot, shape: shapeOf(read) });
+      }
+      const hot = await this.deps.sessions.get(session.id).catch(() => undefined);
+      if (hot) mergeRecords(hot, [record]);
+      return record;
+    } catch (e) {
+      // the store away or a failed decision: the viewer starts on the content
+      if (!isSessionStoreUnavailable(e)) this.deps.logger.warn({ err: e, session: session.id }, 'a live pre-roll decision failed');
+      return undefined;
+    }
   }
 
   /**

@@ -7,7 +7,7 @@ import type { AdinsertConfig } from '../../kernel/seams/adinserts.js';
 import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
 import { keys, type AvailRecord } from '../decide/avail-record.js';
 import type { DecisionScheduler } from '../decide/decision-scheduler.js';
-import { livePrerollOf, outsidePreroll, PREROLL_AVAIL_ID, PREROLL_JOIN_WINDOW_MS, prerollPlace } from '../decide/live-preroll.js';
+import { livePrerollOf, noPrerollRecord, outsidePreroll, PREROLL_AVAIL_ID, PREROLL_JOIN_WINDOW_MS, prerollPlace } from '../decide/live-preroll.js';
 import type { SsaiError } from '../errors.js';
 import type { SsaiMetrics } from '../metrics.js';
 import type { Avail } from '../parse/cue-finder.js';
@@ -128,9 +128,8 @@ export class LivePrerolls {
     return hot.records.find((r) => r.id === PREROLL_AVAIL_ID) ?? decided;
   }
 
-  /** A pre-roll the viewer does not get: no ads, at no place of the content (it never stands for a break). */
   private none(why: string, target: number): AvailRecord {
-    return { id: PREROLL_AVAIL_ID, index: 0, startSegmentIndex: -1, endSegmentIndex: -1, duration: 0, slotDuration: target, ads: [], skipped: [], error: `skipped: ${why}` };
+    return noPrerollRecord(why, target);
   }
 
   /** Stores a pre-roll the viewer does not get, so no later playlist decides one (the first stored wins). */

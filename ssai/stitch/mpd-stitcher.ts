@@ -43,8 +43,11 @@ export type StitchMpdOptions = {
   emptyTextUri: string;
   /** content_segment_prefix (issue 31 item 5): the content's BaseURL as listed */
   contentUri?: (absoluteUri: string) => string;
-  /** a live (dynamic) MPD: Periods placed on the origin's timeline (liveTimeline below); the MPD reloads at `location` */
-  live?: { location: string };
+  /**
+   * a live (dynamic) MPD: Periods placed on the origin's timeline (liveTimeline below); the MPD reloads at `location`;
+   * `presentationDelaySeconds` is announced as its suggestedPresentationDelay (where a viewer's pre-roll was placed)
+   */
+  live?: { location: string; presentationDelaySeconds?: number };
   /** ad_marker_passthrough false (issue 31 item 5): the origin's SCTE-35 EventStreams and InbandEventStreams left out */
   removeCues?: boolean;
 };
@@ -156,6 +159,7 @@ export function stitchMpd(read: MpdRead, opts: StitchMpdOptions): string {
     const location = el('Location');
     location.appendChild(doc.createTextNode(opts.live.location));
     out.insertBefore(location, out.firstChild);
+    if (opts.live.presentationDelaySeconds !== undefined) out.setAttribute('suggestedPresentationDelay', isoDuration(opts.live.presentationDelaySeconds));
   }
 
   /**

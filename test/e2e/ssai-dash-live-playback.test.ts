@@ -1,9 +1,10 @@
 // Issue 33, live: a stitched live DASH stream (ffmpeg's dash muxer with a sliding window, SCTE-35 splice_inserts in
 // its MPD) played in dash.js and in Shaka Player in Chromium through a break: the player reloads the viewer's MPD (its
 // Location), goes into the ad Periods and on to the content after the break, decodes frames all along without a skip
-// of the playhead or a fatal error; the ads' beacons fire once for the viewer.
+// of the playhead or a fatal error; the ads' beacons fire once for the viewer. And a configuration with a live
+// pre-roll: dash.js starts a new viewer on the pre-roll's ad Periods, then plays on into the live content.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { breakEventId, DASH_LIVE_MPD_PATH, DashLiveOrigin, type DashLiveBreaks } from '../../fixtures/dash-live-origin.js';
+import { breakEventId, DASH_LIVE_MPD_PATH, DashLiveOrigin, windowOf, type DashLiveBreaks } from '../../fixtures/dash-live-origin.js';
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
@@ -79,8 +80,7 @@ describe('stitched live DASH in real players', () => {
   });
 
   /** A new viewer plays the stream live until its playhead is 3 s into the content after the break (or a fatal error). */
-  async function play(which: 'dashjs' | 'shaka', brk: { resume: number }): Promise<PlayResult> {
-    const src = `${h.engine.url}/v1/dash/${guid}/${DASH_LIVE_MPD_PATH}`;
+  async function play(which: 'dashjs' | 'shaka', brk: { resume: number }, src = `${h.engine.url}/v1/dash/${guid}/${DASH_LIVE_MPD_PATH}`): Promise<PlayResult> {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     try {
@@ -137,5 +137,36 @@ describe('stitched live DASH in real players', () => {
     const brk = breakAt(1);
     const before = impressionsNow();
     await expectThroughTheBreak(await play('shaka', brk), brk, before);
+  }, 150_000);
+
+  it('starts a new viewer on its live pre-roll in dash.js: the pre-roll\'s ad Periods where it starts, then the live content', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const created = await h.engine.api('POST', '/broker/adinserts', {
+      headers: h.auth,
+      body: { name: 'preroll', type: 'live', ad_server: `${h.vast.url}/vast4`, source_url: `${origin.url}/`, live_preroll_ad_server: `${h.vast.url}/vast4?t=pre`, live_preroll_max_seconds: 10 },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const url = `${h.engine.url}/v1/dash/${created.body.guid as string}/${DASH_LIVE_MPD_PATH}`;
+    // joined where a 10 s pre-roll ends before the next break (breaks at 24 + 30k s for 10 s; the pre-roll starts about
+    // one segment behind the edge, a few seconds after this while the browser starts): the edge 6–10 s past a break's end
+    const joined = windowOf(await origin.waitFor((m) => { const edge = windowOf(m)?.toSec ?? 0; return edge > 40 && (edge - 34) % 30 >= 6 && (edge - 34) % 30 <= 10; }, 60_000))!.toSec;
+    // the player makes the session (its first MPD decides the pre-roll) and plays until well past the pre-roll's end
+    const result = await play('dashjs', { resume: joined + 14 }, url);
+    const summary = JSON.stringify({ ...result, samples: result.samples.filter((_, i) => i % 8 === 0) });
+    expect(result.fatal, summary).toBeNull();
+    // it started on the pre-roll: the first Period it played is one of its ads, frames decoded there
+    const first = result.samples.find((x) => x.frames > 0);
+    expect(first?.period, summary).toMatch(/^preroll-/);
+    // then the live content where the ads end (dash.js switched to it), frames decoded there too
+    const resumed = result.periods.find((p) => p.id.startsWith('content-') && p.at > first!.t);
+    expect(resumed, summary).toBeDefined();
+    const inAds = result.samples.filter((x) => x.t > first!.t && x.t < resumed!.start - 0.5);
+    expect(inAds.length, summary).toBeGreaterThan(2);
+    expect(inAds.at(-1)!.frames - inAds[0]!.frames, summary).toBeGreaterThan(15);
+    const after = result.samples.filter((x) => x.t > resumed!.start + 0.5);
+    expect(after.length, summary).toBeGreaterThan(2);
+    expect(after.at(-1)!.frames - after[0]!.frames, summary).toBeGreaterThan(15);
+    // asked once for this viewer, of the pre-roll's ad server
+    expect(h.vast.requests.filter((r) => r.query.get('t') === 'pre').length).toBe(1);
   }, 150_000);
 });

@@ -1,12 +1,15 @@
 // Issue 33 item 4: a stitched VOD DASH stream (the engine's own DASH encode, VMAP breaks) played in dash.js and in
 // Shaka Player in Chromium through a mid-roll: the ad Period's frames decoded and shown, the content resumed at its
 // media time where the ad Period ends (no hole in the buffer, the playhead through), no fatal error, the ad's beacons
-// fired once for the viewer.
+// fired once for the viewer. And an origin of two Periods (the encode split at 8 s, the second Period with its own
+// BaseURL, presentationTimeOffset, numbers and one video rung fewer): dash.js through a mid-roll on the boundary,
+// Shaka through a cue's break that spans it, the second Period resumed 2 s into its media time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASH_MPD_PATH, DashOrigin } from '../../fixtures/dash-origin.js';
 import { startSsai, type SsaiHarness } from '../ssai/setup.js';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium, servePage } from '../helpers/hls-player.js';
 import { readTestMpd, type TestMpd } from '../helpers/dash-mpd.js';
+import { spliceEventStream, twoPeriods } from '../helpers/dash-two-periods.js';
 
 /** What both pages record: samples of the playhead (time, the player's Period, frames decoded), errors, buffer. */
 const COMMON = `
@@ -57,6 +60,9 @@ describe('stitched DASH VOD in real players', () => {
   let guid: string;
   /** the mid-roll alone (VMAP ?breaks=): a player buffering ahead reaches no other break of ad a */
   let midGuid: string;
+  /** the two-Period origin: the VMAP mid-roll at 8 s, their boundary; a cue's 4 s break from 6 s, across it */
+  let boundaryGuid: string;
+  let spanningGuid: string;
   let page: Awaited<ReturnType<typeof servePage>> | undefined;
   let pageBase = '';
 
@@ -69,6 +75,13 @@ describe('stitched DASH VOD in real players', () => {
     pageBase = page.base;
     // the creatives are prepared for the content's shape once, before a player asks (a first session does it)
     expect((await h.get(`/v1/dash/${guid}/${DASH_MPD_PATH}`)).text).toContain('/v1/segment/');
+    origin.overrides.set('/vod/two-periods.mpd', await twoPeriods(origin.dir));
+    origin.overrides.set('/vod/two-periods-cue.mpd', await twoPeriods(origin.dir, [spliceEventStream(301, 6000)]));
+    boundaryGuid = await h.configure('/vmap?breaks=midroll-1', { type: 'broker', source: `${origin.url}/` });
+    spanningGuid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
+    // and for the second Period's shape (one rung fewer), and for the cue's ad
+    expect((await h.get(`/v1/dash/${boundaryGuid}/vod/two-periods.mpd`)).text).toContain('/v1/segment/');
+    expect((await h.get(`/v1/dash/${spanningGuid}/vod/two-periods-cue.mpd`)).text).toContain('/v1/segment/');
   }, 240_000);
 
   afterAll(async () => {
@@ -95,13 +108,14 @@ describe('stitched DASH VOD in real players', () => {
   }
 
   /** A viewer's own MPD (its session made by this request) and where its first mid-roll sits on the timeline. */
-  async function session(of = guid): Promise<{ src: string; mpd: TestMpd; ad: { start: number; end: number }; resumed: { id: string; start: number } }> {
-    const src = `${h.engine.url}/v1/dash/${of}/${DASH_MPD_PATH}`;
+  async function session(of = guid, mpdPath = DASH_MPD_PATH, adPeriod = 'vmap-midroll-1-0'): Promise<{ src: string; mpd: TestMpd; ad: { start: number; end: number }; resumed: { id: string; start: number } }> {
+    const src = `${h.engine.url}/v1/dash/${of}/${mpdPath}`;
     const first = await h.get(src);
     const sid = /\/v1\/segment\/[^/]+\/([^/]+)\//.exec(first.text)![1]!;
     const own = `${src}?sessionId=${sid}`;
     const mpd = readTestMpd(first.text, own);
-    const i = mpd.periods.findIndex((p) => p.id === 'vmap-midroll-1-0');
+    const i = mpd.periods.findIndex((p) => p.id === adPeriod);
+    expect(i, first.text).toBeGreaterThan(0);
     const ad = mpd.periods[i]!;
     const next = mpd.periods[i + 1]!;
     return { src: own, mpd, ad: { start: ad.start, end: ad.start + ad.duration }, resumed: { id: next.id, start: next.start } };
@@ -159,5 +173,28 @@ describe('stitched DASH VOD in real players', () => {
     const result = await play('dashjs', s.src, 0, pre.duration + 2);
     expectThroughTheBreak(result, { start: 0, end: pre.duration }, pre.duration);
     expect(result.periods.map((p) => p.id).slice(0, 2), JSON.stringify(result.periods)).toEqual(['vmap-preroll-0', 'content-0']);
+  }, 90_000);
+
+  it('plays a two-Period origin in dash.js through the mid-roll on the Periods\' boundary, into the second Period', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const s = await session(boundaryGuid, 'vod/two-periods.mpd');
+    // the second origin Period resumes at its own media time (8 s) with its own rungs, after the ad
+    const resumed = s.mpd.periods.find((p) => p.id === s.resumed.id)!;
+    const video = resumed.sets.find((set) => set.contentType === 'video')!.representations[0]!;
+    expect([s.resumed.id, video.presentationTimeOffset / video.timescale, s.ad.start]).toEqual(['content-1', 8, 8]);
+    const result = await play('dashjs', s.src, s.ad.start - 2, s.resumed.start + 2);
+    expectThroughTheBreak(result, s.ad, s.resumed.start);
+    const ids = result.periods.map((p) => p.id);
+    expect(ids.indexOf('content-1'), JSON.stringify(result.periods)).toBeGreaterThan(ids.indexOf('vmap-midroll-1-0'));
+  }, 90_000);
+
+  it('plays a two-Period origin in Shaka Player through a cue\'s break across the boundary, the second Period resumed 2 s in', async (ctx) => {
+    if (!(await hasChromium())) { ctx.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): DASH playback is not checked`); return; }
+    const s = await session(spanningGuid, 'vod/two-periods-cue.mpd', 'scte-301-0');
+    const resumed = s.mpd.periods.find((p) => p.id === s.resumed.id)!;
+    const video = resumed.sets.find((set) => set.contentType === 'video')!.representations[0]!;
+    expect([s.ad.start, s.ad.end, video.presentationTimeOffset / video.timescale]).toEqual([6, 10, 10]);
+    const result = await play('shaka', s.src, s.ad.start - 2, s.resumed.start + 2);
+    expectThroughTheBreak(result, s.ad, s.resumed.start);
   }, 90_000);
 });
