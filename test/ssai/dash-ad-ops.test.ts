@@ -12,6 +12,7 @@ import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import { readTestMpd } from '../helpers/dash-mpd.js';
 import { startSsai, type SsaiHarness } from './setup.js';
+import { untilAViewerHasAds } from './dash-setup.js';
 
 const MPD = 'vod/cmaf/ops.mpd';
 
@@ -43,20 +44,10 @@ function streamsByPeriod(text: string): Record<string, Array<{ scheme: string; p
   return out;
 }
 
-/**
- * Waits until a viewer of the break gets its ads: the creatives are prepared to the content's shape on the first
- * decisions, and another test file's engine preparing the same creatives in the shared directory at once answers
- * those decisions without them. Viewers are opened until one has its ads (the preparation is the event waited for).
- */
+/** Waits until a viewer of the break gets its ads (untilAViewerHasAds), under a configuration of its own. */
 async function adsReady(h: SsaiHarness, origin: DashOrigin, mpdPath = MPD): Promise<void> {
   const created = await h.engine.api('POST', '/broker/adinserts', { headers: h.auth, body: { name: 'warm', type: 'broker', ad_server: `${h.vast.url}/vast4`, source_url: `${origin.url}/` } });
-  const until = Date.now() + 180_000;
-  for (;;) {
-    const text = (await h.get(`/v1/dash/${created.body.guid as string}/${mpdPath}`)).text;
-    if (text.includes('/v1/segment/')) return;
-    if (Date.now() > until) throw new Error(`no viewer got its ads within 3 minutes: ${text.slice(0, 200)}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await untilAViewerHasAds(async () => (await h.get(`/v1/dash/${created.body.guid as string}/${mpdPath}`)).text);
 }
 
 describe('ad-operations fields on a DASH session', () => {

@@ -8,6 +8,7 @@ import { DashOrigin } from '../../fixtures/dash-origin.js';
 import { encodeScte35 } from '../../media/scte35-encoder.js';
 import type { DebugEntry } from '../../ssai/store/debug-log.js';
 import { startSsai, type SsaiHarness } from './setup.js';
+import { untilAViewerHasAds } from './dash-setup.js';
 
 const MPD = 'vod/cmaf/debug.mpd';
 type Log = { status: boolean; guid: string; session: string; entries: DebugEntry[] };
@@ -30,11 +31,7 @@ describe('the debug log of a DASH session', () => {
     // vast4: ads a (6 s) and b (4 s), the break filled
     guid = await h.configure('/vast4', { type: 'broker', source: `${origin.url}/` });
     // the creatives prepared before the debug sessions decide (a viewer without debug opened until it has its ads)
-    const until = Date.now() + 180_000;
-    while (!(await h.get(`/v1/dash/${guid}/${MPD}`)).text.includes('/v1/segment/')) {
-      if (Date.now() > until) throw new Error('no viewer got its ads within 3 minutes');
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    await untilAViewerHasAds(async () => (await h.get(`/v1/dash/${guid}/${MPD}`)).text);
   }, 240_000);
 
   afterAll(async () => {

@@ -10,6 +10,7 @@ import { DASH_LIVE_MPD_PATH, DASH_LIVE_SEGMENT_SECONDS, DashLiveOrigin, windowOf
 import { AD_SECONDS } from '../../fixtures/vast-server.js';
 import { readTestMpd, undecodedPeriods, type TestMpd } from '../helpers/dash-mpd.js';
 import { startSsai, type SsaiHarness } from './setup.js';
+import { untilAViewerHasAds } from './dash-setup.js';
 
 describe('live pre-roll on a live DASH session', () => {
   let h: SsaiHarness;
@@ -24,11 +25,7 @@ describe('live pre-roll on a live DASH session', () => {
     expect(delay).toBeGreaterThan(0);
     // the creatives are prepared to the content's shape on the first decisions: viewers are opened until one has them
     const warm = await configure('warm', 10);
-    const until = Date.now() + 180_000;
-    while (!(await viewer(warm)).mpd.periods.some((p) => p.id === 'preroll-0')) {
-      if (Date.now() > until) throw new Error('no viewer got its pre-roll within 3 minutes');
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    await untilAViewerHasAds(async () => (await viewer(warm)).text, (mpd) => mpd.includes('id="preroll-0"'));
   }, 300_000);
 
   afterAll(async () => {

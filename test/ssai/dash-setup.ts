@@ -18,3 +18,18 @@ export async function closeDashSuite(s: Partial<DashSuite<Closable>> | undefined
   await s?.h?.close();
   await s?.origin?.close();
 }
+
+/**
+ * Opens new viewers (`open` answers one's first MPD) until one has its ads (`has`), within 3 minutes: the creatives
+ * are prepared to the content's shape on the first decisions (another file's engine preparing the same creatives in
+ * the shared directory at once answers them without), so the preparation is the event waited for.
+ */
+export async function untilAViewerHasAds(open: () => Promise<string>, has: (mpd: string) => boolean = (mpd) => mpd.includes('/v1/segment/')): Promise<void> {
+  const until = Date.now() + 180_000;
+  for (;;) {
+    const text = await open();
+    if (has(text)) return;
+    if (Date.now() > until) throw new Error(`no viewer got its ads within 3 minutes: ${text.slice(0, 200)}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
