@@ -87,7 +87,7 @@ export class LivePrerolls {
       if (stored) { await this.deps.keepDecided(hot, stored); return stored; }
       const place = prerollPlace(pl, found, preroll.maxSeconds);
       if (!place) return undefined;
-      if ('skip' in place) return await this.keep(hot, this.none(place.skip, target));
+      if ('skip' in place) return await this.keep(hot, noPrerollRecord(place.skip, target));
       // the creatives take the content's shape, read as a break's decision reads it
       const s = await this.deps.shapes.shapeOf(hot.session.variants, videoPl);
       const decided = await this.deps.decisions.inWindow({ session: hot.session, adServer: preroll.adServer, avail: place.avail, targetDuration: target, ...(s ? { shape: s } : {}) });
@@ -116,7 +116,7 @@ export class LivePrerolls {
     const preroll = livePrerollOf(config);
     const target = pl?.targetDuration || 6;
     const last = pl?.segments[pl.segments.length - 1];
-    if (!preroll || !pl || !last || isVodPlaylist(pl) || this.deps.store.available === false) return this.none('no live pre-roll', target);
+    if (!preroll || !pl || !last || isVodPlaylist(pl) || this.deps.store.available === false) return noPrerollRecord('no live pre-roll', target);
     // (its place in the content does not matter: the player plays it before the content, then joins live)
     const avail: Avail = {
       id: PREROLL_AVAIL_ID, startSegmentIndex: last.mediaSequence + 1, startVisible: true, duration: preroll.maxSeconds,
@@ -126,10 +126,6 @@ export class LivePrerolls {
       Math.max(this.deps.decisionDeadlineMs ?? 0, GUIDED_DEADLINE_TARGETS * target * 1000));
     await this.deps.keepDecided(hot, decided);
     return hot.records.find((r) => r.id === PREROLL_AVAIL_ID) ?? decided;
-  }
-
-  private none(why: string, target: number): AvailRecord {
-    return noPrerollRecord(why, target);
   }
 
   /** Stores a pre-roll the viewer does not get, so no later playlist decides one (the first stored wins). */
