@@ -8,6 +8,8 @@
 // (bench/results/faults-soak.md).
 // Usage: npx tsx bench/faults.ts [--only stores,kill-ssai] [--viewers N]
 //        npx tsx bench/faults.ts --soak [minutes=60] [--viewers 2000]
+// SOAK_LOG_LEVEL sets the engine processes' log level (warn); SOAK_NODE_OPTIONS their NODE_OPTIONS (e.g.
+// --heapsnapshot-signal=SIGUSR2, to compare heaps over the soak).
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { privateStoresMissing } from '../test/faults/private-stores.js';
@@ -133,7 +135,7 @@ function memorySvg(samples: Sample[], processes: string[], warmupS: number): str
 async function soak(minutes: number, viewers: number): Promise<boolean> {
   const loadBefore = loadAverage();
   log(`soak: ${minutes} min, ${viewers} viewers; starting the campaign cluster`);
-  const cluster = await startOutageCluster({ ssai: 2, workers: 2, packager: 2, logsToFiles: true, env: { NOTIFY_HTTP_LOOPBACK: 'true', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn' }, startTimeoutMs: 300_000 });
+  const cluster = await startOutageCluster({ ssai: 2, workers: 2, packager: 2, logsToFiles: true, env: { NOTIFY_HTTP_LOOPBACK: 'true', LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn', ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}) }, startTimeoutMs: 300_000 });
   let load: CampaignLoad | undefined;
   try {
     load = await CampaignLoad.start(cluster, { viewers, uploadEveryMs: UPLOAD_EVERY_MS, breakEveryLoops: BREAK_EVERY_LOOPS, log, worldInChild: true });
