@@ -7,7 +7,7 @@ import { createRedisClient, RedisReadiness } from '../../kernel/store/redis.js';
 import { growingLru } from './growing-lru.js';
 
 export interface SessionStore {
-  /** the value stored under key; treat it as read-only (the memory store hands out frozen shared copies) */
+  /** the value stored under key, frozen: both stores hand out shared read-only copies (equal small values are one object) */
   get<T>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown, ttlMs: number): Promise<void>;
   /** stores value unless the key exists; returns the value that is stored afterwards and whether ours won */
@@ -353,7 +353,9 @@ export class RedisSessionStore implements SessionStore {
 
   async get<T>(key: string): Promise<T | undefined> {
     const v = await this.command(() => this.redis.get(this.prefix + key));
-    return v === null ? undefined : (JSON.parse(v) as T);
+    // frozen and interned as the memory store's values: every viewer's copy of a retired break is then one object,
+    // where each read made its own (~600 B per viewer per past break, the hour's soak, issue 32)
+    return v === null ? undefined : (freezeInterned(JSON.parse(v)) as T);
   }
 
   async set(key: string, value: unknown, ttlMs: number): Promise<void> {

@@ -4,6 +4,9 @@ import { keys } from '../../../ssai/decide/avail-record.js';
 import { MemorySessionStore, RedisSessionStore } from '../../../ssai/store/session-store.js';
 import { deleteRedisPrefix, REDIS_URL, redisAvailable, testRedisPrefix } from '../../helpers/redis.js';
 
+/** A live break long out of the window as retired() keeps it: the same for every viewer given the same creatives. */
+const retiredBreak = { id: 'splice-7', index: 1, startSegmentIndex: 40, endSegmentIndex: 45, duration: 10, slotDuration: 2, ads: [{ adId: '', creativeId: '', duration: 6, creativeKey: 'cr-a-0123456789abcdef-01234567' }, { adId: '', creativeId: '', duration: 4, creativeKey: 'cr-b-0123456789abcdef-01234567' }], skipped: [], retired: true, startPdtMs: 1767571408000 };
+
 describe('memory session store values', () => {
   it('reads back falsy values and null as stored, and undefined as absent (as Redis through JSON)', async () => {
     const store = new MemorySessionStore();
@@ -57,7 +60,6 @@ describe('memory session store: a session\'s keys in one entry', () => {
 
   it('holds a small value equal under several keys once (a retired break of many viewers), a large one per key', async () => {
     const store = new MemorySessionStore();
-    const retiredBreak = { id: 'splice-7', index: 1, startSegmentIndex: 40, endSegmentIndex: 45, duration: 10, slotDuration: 2, ads: [{ adId: '', creativeId: '', duration: 6, creativeKey: 'cr-a-0123456789abcdef-01234567' }, { adId: '', creativeId: '', duration: 4, creativeKey: 'cr-b-0123456789abcdef-01234567' }], skipped: [], retired: true, startPdtMs: 1767571408000 };
     await store.set('avail:viewer-1:splice-7', retiredBreak, 60_000 * 5);
     await store.set('avail:viewer-2:splice-7', { ...retiredBreak }, 60_000 * 5);
     const one = await store.get<typeof retiredBreak>('avail:viewer-1:splice-7');
@@ -97,6 +99,29 @@ describe('memory session store: a session\'s keys in one entry', () => {
 });
 
 describe('Redis session store', () => {
+  it('hands out frozen values, a small one equal under several keys as one object (a retired break of many viewers)', async (ctx) => {
+    if (!(await redisAvailable())) return ctx.skip();
+    const prefix = testRedisPrefix('store-shared');
+    const store = new RedisSessionStore(REDIS_URL, prefix);
+    try {
+      await store.set('avail:viewer-1:splice-7', retiredBreak, 60_000);
+      await store.set('avail:viewer-2:splice-7', { ...retiredBreak }, 60_000);
+      const one = await store.get<typeof retiredBreak>('avail:viewer-1:splice-7');
+      expect(one).toEqual(retiredBreak);
+      expect(Object.isFrozen(one) && Object.isFrozen(one?.ads[0])).toBe(true);
+      expect(await store.get('avail:viewer-2:splice-7')).toBe(one);
+      // a live break with its viewer's beacons is too large to be looked up: each read is its own
+      const live = { ...retiredBreak, retired: undefined, tracking: 'x'.repeat(600) };
+      await store.set('avail:viewer-1:splice-8', live, 60_000);
+      const a = await store.get('avail:viewer-1:splice-8');
+      expect(a).toEqual(JSON.parse(JSON.stringify(live)));
+      expect(a).not.toBe(await store.get('avail:viewer-1:splice-8'));
+    } finally {
+      await store.close();
+      await deleteRedisPrefix(prefix);
+    }
+  });
+
   it('deletes several keys at once, leaving the rest', async (ctx) => {
     if (!(await redisAvailable())) return ctx.skip();
     const prefix = testRedisPrefix('store-delete');
