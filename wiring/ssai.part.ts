@@ -12,6 +12,7 @@ import type { PrepareFn } from '../ssai/decide/creative-cache.js';
 import type { PrepareSlateFn } from '../ssai/decide/slate-fill.js';
 import { localSlatePreparer, slateImageFrom } from '../ssai/decide/slate.js';
 import { BeaconSender } from '../ssai/serve/beacons.js';
+import { ThreadedBeaconDelivery } from '../ssai/serve/beacon-thread.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
 import { OriginFetcher } from '../ssai/serve/origin-fetcher.js';
 import { createSessionStore, type SessionStore } from '../ssai/store/session-store.js';
@@ -88,12 +89,19 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         ...(options.originCacheMs !== undefined ? { cacheMs: options.originCacheMs } : {}), timeoutMs: options.originTimeoutMs ?? 2000,
         onFetch: () => metrics.originFetches.inc(), onError: (reason) => metrics.originErrors.inc({ reason }),
       });
-      const beacons = new BeaconSender(sessions, {
-        timeoutMs: options.beaconTimeoutMs ?? 2000, onResult: (result) => metrics.beacons.inc({ result }),
-        onStoreUnavailable: () => metrics.storeUnavailable.inc({ operation: 'beacon' }),
-      });
-      // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop.
+      // The ad server requests and VAST parsing of personal decisions run on threads beside the playlists' event loop,
+      // and so do the beacons' HTTP requests (one thread); SSAI_DECISION_THREADS=0 keeps both on this one.
       const threads = ctx.config.ssaiDecisionThreads;
+      const beaconTimeoutMs = options.beaconTimeoutMs ?? 2000;
+      const beaconThread = threads === 0 ? undefined : new ThreadedBeaconDelivery({
+        timeoutMs: beaconTimeoutMs, nice: ctx.config.ssaiDecisionNice, onResult: (result, n) => metrics.beacons.inc({ result }, n),
+        onLost: (error, urls) => ctx.logger.warn({ component: 'ssai', error, urls }, 'the beacon thread ended: its beacons not yet sent count as failed'),
+      });
+      const beacons = new BeaconSender(sessions, {
+        timeoutMs: beaconTimeoutMs, onResult: (result) => metrics.beacons.inc({ result }),
+        onStoreUnavailable: () => metrics.storeUnavailable.inc({ operation: 'beacon' }),
+        ...(beaconThread ? { transport: beaconThread } : {}),
+      });
       const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads, nice: ctx.config.ssaiDecisionNice });
       const debugLog = new DebugLog({ store: sessions, logger: ctx.logger.child({ component: 'ssai' }), metrics, now: () => ctx.clock.nowMs() });
       // A debug session's decisions run on this thread through a client that shows the log each ad server exchange

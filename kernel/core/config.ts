@@ -30,8 +30,8 @@ export const CONFIG_VARIABLES = [
   ['NOTIFY_HTTP_LOOPBACK', 'false', 'true lets webhook endpoints be http:// on a loopback address (tests, local receivers)'],
   ['NOTIFY_POLL_MS', '1000', 'how often the notification outbox is polled for due messages'],
   ['LINEAR_WINDOW_SEGMENTS', '15', 'segments per media playlist of a virtual channel (same on every instance)'],
-  ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists (0: on the main thread)'],
-  ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision threads run than the process: they take the cores the playlists leave'],
+  ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists, plus one sending the beacons (0: both on the main thread)'],
+  ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision and beacon threads run than the process: they take the cores the playlists leave'],
 ] as const;
 
 const rolesSchema = z

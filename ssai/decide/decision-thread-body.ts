@@ -1,11 +1,10 @@
 // The body of a decision thread (ssai/decision-threads.ts): ad server requests and VAST parsing on their own event
 // loop, answered by message. Each request runs at once; the scheduler of the main thread bounds how many are open.
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { VastDecisionClient, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 import { packTracking } from './packed-tracking.js';
 import { batchedSender } from './message-batch.js';
+import { lowerThisThreadsPriority, thisThreadsTid } from '../thread-priority.js';
 import type { DecisionThreadAnswer, DecisionThreadAsk } from './decision-threads.js';
 
 const port = parentPort;
@@ -15,6 +14,11 @@ const client = new VastDecisionClient(decisionOptions);
 const tid = thisThreadsTid();
 // the main thread reads this task's CPU time to tell a stuck thread from a starved one (decision-threads.ts)
 if (tid !== undefined) port.postMessage({ tid });
+// Background work runs behind the playlists (issue 19 point 4): at 10,000 viewers a break's decisions keep this thread
+// busy for seconds, and on a machine with few cores the playlists' thread then waited for a core (its event loop busy
+// ~0.65 of the time for ~0.48 of CPU, reloads queued up to 240 ms). A nicer thread takes the cores the playlists leave;
+// an early decision has seconds of slack. Linux: a thread is a task, its id read from /proc/thread-self; elsewhere,
+// or when refused, the thread keeps the process's priority.
 lowerThisThreadsPriority(tid, nice ?? 0); // nicer than the process by `nice`
 /** At most 32 answers to a message: the main thread resolves a message's answers in one go, its playlists waiting. */
 const answer = batchedSender<DecisionThreadAnswer>((batch) => port.postMessage(batch), 32);
@@ -32,30 +36,4 @@ port.on('message', (asks: DecisionThreadAsk[]) => {
 function withPackedTracking(result: AdDecisionResult): AdDecisionResult {
   if (result.ok && result.ads.length) result.packedTracking = packTracking(result.ads.map((ad) => ad.trackingEvents));
   return result;
-}
-
-/**
- * Background work runs behind the playlists (issue 19 point 4): at 10,000 viewers a break's decisions keep this thread
- * busy for seconds, and on a machine with few cores the playlists' thread then waited for a core (its event loop busy
- * ~0.65 of the time for ~0.48 of CPU, reloads queued up to 240 ms). A nicer thread takes the cores the playlists leave;
- * an early decision has seconds of slack. Linux: a thread is a task, its id read from /proc/thread-self; elsewhere,
- * or when refused, the thread keeps the process's priority.
- */
-function lowerThisThreadsPriority(tid: number | undefined, niceness: number): void {
-  if (!niceness || tid === undefined) return;
-  try {
-    setPriority(tid, Math.min(19, getPriority(tid) + niceness));
-  } catch {
-    // not allowed: same priority as the playlists
-  }
-}
-
-/** Linux: this thread's task id, read from /proc/thread-self; undefined elsewhere. */
-function thisThreadsTid(): number | undefined {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
-  } catch {
-    return undefined;
-  }
 }

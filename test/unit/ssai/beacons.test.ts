@@ -1,8 +1,9 @@
-// BeaconSender.close: scheduled retries are cancelled, nothing is sent after close and idle() settles.
+// BeaconSender: close cancels scheduled retries, a silent or trickling tracker is cut at the timeout, and the beacon thread sends and reports.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BeaconSender } from '../../../ssai/serve/beacons.js';
+import { ThreadedBeaconDelivery } from '../../../ssai/serve/beacon-thread.js';
 import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 
 describe('beacon sender close', () => {
@@ -82,6 +83,38 @@ describe('beacon sender and a trickling tracker', () => {
       for (const t of timers) clearInterval(t);
       trickle.closeAllConnections();
       await new Promise((r) => trickle.close(r));
+    }
+  });
+});
+
+describe('beacons on the beacon thread', () => {
+  it('sends each URL once from the thread, retries a 5xx there, and reports how each ended before idle() settles', async () => {
+    const hits = new Map<string, number>();
+    const tracker = http.createServer((req, res) => {
+      const n = (hits.get(req.url!) ?? 0) + 1;
+      hits.set(req.url!, n);
+      // /flaky fails once (a retry sends it again), /gone always answers 404 (failed, not retried)
+      res.writeHead(req.url === '/flaky' && n === 1 ? 503 : req.url === '/gone' ? 404 : 204).end();
+    });
+    await new Promise<void>((r) => tracker.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(tracker.address() as AddressInfo).port}`;
+    const counted: Record<string, number> = {};
+    const transport = new ThreadedBeaconDelivery({ timeoutMs: 2000, onResult: (result, n) => { counted[result] = (counted[result] ?? 0) + n; } });
+    const beacons = new BeaconSender(new MemorySessionStore(), { transport, onResult: (r) => { counted[r] = (counted[r] ?? 0) + 1; } });
+    try {
+      for (let i = 0; i < 20; i++) beacons.fire('s:c', i, [`${base}/ok${i}`]);
+      beacons.fire('s:c', 20, [`${base}/flaky`]);
+      beacons.fire('s:c', 21, [`${base}/gone`]);
+      beacons.fire('s:c', 0, [`${base}/ok0`]); // the same event again: marked already, never sent
+      await beacons.idle();
+      expect(counted).toEqual({ sent: 21, failed: 1, duplicate: 1 });
+      expect(hits.get('/flaky')).toBe(2);
+      expect([...hits.entries()].filter(([u]) => u.startsWith('/ok')).every(([, n]) => n === 1)).toBe(true);
+      expect(hits.size).toBe(22);
+    } finally {
+      await beacons.close();
+      tracker.closeAllConnections();
+      await new Promise((r) => tracker.close(r));
     }
   });
 });

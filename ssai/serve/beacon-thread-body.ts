@@ -1,0 +1,27 @@
+// The body of the beacon thread (ssai/serve/beacon-thread.ts): the URLs it is sent go out through a BeaconDelivery on
+// this thread's own event loop, at a lower priority than the playlists; how they ended goes back as counts.
+import { parentPort, workerData } from 'node:worker_threads';
+import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconResult } from './beacon-delivery.js';
+import { lowerThisThreadsPriority, thisThreadsTid } from '../thread-priority.js';
+import type { BeaconThreadReport } from './beacon-thread.js';
+
+const port = parentPort;
+if (!port) throw new Error('beacon-thread-body runs in a worker thread');
+const { nice, ...options } = workerData as BeaconDeliveryOptions & { nice?: number };
+// A beacon may go out a second late without harm; a playlist may not.
+lowerThisThreadsPriority(thisThreadsTid(), nice ?? 0);
+
+/** The results of one turn of this event loop, reported in one message. */
+let report: BeaconThreadReport | undefined;
+const delivery = new BeaconDelivery(options, (result: BeaconResult) => {
+  if (!report) {
+    report = { sent: 0, failed: 0 };
+    setImmediate(() => {
+      const done = report!;
+      report = undefined;
+      port.postMessage(done);
+    });
+  }
+  report[result]++;
+});
+port.on('message', (urls: string[]) => delivery.send(urls));

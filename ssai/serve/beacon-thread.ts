@@ -1,0 +1,93 @@
+// Beacons on a worker thread (issue 28 point 2): at 10,000 viewers a break's beacons are thousands of HTTP requests a
+// second, and the HTTP client's work for them (sockets, parsing, promises) ran on the thread that answers playlists.
+// Here only the URLs cross, batched per turn of the event loop; the thread sends them (beacon-delivery.ts) at a lower
+// priority and reports how they ended. The marks that make each event fire once stay on the main thread with the store.
+import { Worker } from 'node:worker_threads';
+import { batchedSender } from '../decide/message-batch.js';
+import type { BeaconDeliveryOptions, BeaconResult, BeaconTransport } from './beacon-delivery.js';
+
+/** What the thread posts: how many of the URLs it was sent ended each way since its last report. */
+export type BeaconThreadReport = Record<BeaconResult, number>;
+
+const ENTRY = new URL('./beacon-thread-entry.mjs', import.meta.url);
+
+export class ThreadedBeaconDelivery implements BeaconTransport {
+  private thread: { worker: Worker; send: (urls: readonly string[]) => void; outstanding: number } | undefined;
+  private outstanding = 0;
+  private readonly waiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(private readonly options: BeaconDeliveryOptions & {
+    /** how much nicer than the process the thread runs (Linux, thread-priority.ts) */
+    nice?: number;
+    onResult?: (result: BeaconResult, count: number) => void;
+    /** the thread ended (a crash): its URLs not yet reported are counted failed, the next beacon starts a new one */
+    onLost?: (error: string, urls: number) => void;
+  } = {}) {}
+
+  send(urls: readonly string[]): void {
+    if (this.closed || !urls.length) return;
+    const thread = this.thread ?? this.spawn();
+    thread.outstanding += urls.length;
+    this.outstanding += urls.length;
+    thread.send(urls);
+  }
+
+  /** Started with the first beacon: an engine whose viewers reach no ad runs no thread. */
+  private spawn(): NonNullable<ThreadedBeaconDelivery['thread']> {
+    const { nice, onResult: _onResult, onLost: _onLost, ...delivery } = this.options;
+    const worker = new Worker(ENTRY, { workerData: { ...delivery, nice: nice ?? 0 } });
+    worker.unref(); // the engine's close terminates it
+    // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
+    const post = batchedSender<readonly string[]>((batch) => worker.postMessage(batch.flat()));
+    const thread = { worker, send: post, outstanding: 0 };
+    worker.on('message', (report: BeaconThreadReport) => {
+      for (const result of ['sent', 'failed'] as const) {
+        const n = report[result];
+        if (!n) continue;
+        this.options.onResult?.(result, n);
+        this.done(thread, n);
+      }
+    });
+    const lost = (why: string) => {
+      if (this.thread !== thread) return;
+      this.thread = undefined;
+      const unreported = thread.outstanding;
+      if (unreported && !this.closed) {
+        this.options.onResult?.('failed', unreported);
+        this.options.onLost?.(why, unreported);
+      }
+      this.done(thread, unreported);
+    };
+    worker.on('error', (e) => lost(`the beacon thread failed: ${e.message}`));
+    worker.on('exit', (code) => lost(`the beacon thread ended (exit code ${code})`));
+    this.thread = thread;
+    return thread;
+  }
+
+  private done(thread: { outstanding: number }, n: number): void {
+    thread.outstanding -= n;
+    this.outstanding -= n;
+    if (this.outstanding <= 0) {
+      this.outstanding = 0;
+      for (const w of this.waiters.splice(0)) w();
+    }
+  }
+
+  idle(): Promise<void> {
+    if (this.outstanding === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const thread = this.thread;
+    await thread?.worker.terminate();
+    // what it held is dropped, as the in-process delivery drops its queue on close
+    if (thread && this.thread === thread) {
+      this.thread = undefined;
+      this.done(thread, thread.outstanding);
+    }
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
