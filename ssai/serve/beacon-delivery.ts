@@ -3,8 +3,23 @@
 // was decided once per event by BeaconSender (beacons.ts). Runs where it is made: in the process, or on the beacon
 // thread (beacon-thread.ts), so the HTTP client's work at thousands of beacons a second leaves the playlists' thread.
 import { Agent, request, type Dispatcher } from 'undici';
+import { unpackTracking } from '../decide/packed-tracking.js';
+import type { TrackingEvents } from '../parse/linear-ad.js';
 
 export type BeaconResult = 'sent' | 'failed';
+
+/**
+ * One event's URLs still packed in their record (packed-tracking.ts), unpacked where they are sent: the segment
+ * redirect then inflates and parses no tracking on the playlists' thread.
+ */
+export type PackedEvent = { packed: string; adIndex: number; event: keyof TrackingEvents };
+/** A URL to send, or an event's URLs packed. */
+export type BeaconItem = string | PackedEvent;
+
+/** The URLs of an item: itself, or its event's URLs unpacked (none when the pack cannot be read). */
+export function urlsOf(item: BeaconItem): readonly string[] {
+  return typeof item === 'string' ? [item] : unpackTracking(item.packed)?.[item.adIndex]?.[item.event] ?? [];
+}
 
 export interface BeaconDeliveryOptions {
   timeoutMs?: number;
@@ -14,7 +29,7 @@ export interface BeaconDeliveryOptions {
 
 /** Where BeaconSender hands the URLs of an event it won: this process's BeaconDelivery, or the beacon thread. */
 export interface BeaconTransport {
-  send(urls: readonly string[]): void;
+  send(items: readonly BeaconItem[]): void;
   /** resolves when nothing is queued or in flight, every result reported */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -81,10 +96,17 @@ export class BeaconDelivery implements BeaconTransport {
     this.agent = new Agent({ headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connect: { timeout: this.timeoutMs }, connections: 32 });
   }
 
-  send(urls: readonly string[]): void {
-    if (this.closed) return;
-    for (const url of urls) this.queue.push({ url, attempt: 0 });
+  /** Queues the items' URLs; returns how many there are. */
+  send(items: readonly BeaconItem[]): number {
+    if (this.closed) return 0;
+    let n = 0;
+    for (const item of items) {
+      const urls = urlsOf(item);
+      for (const url of urls) this.queue.push({ url, attempt: 0 });
+      n += urls.length;
+    }
     this.pump();
+    return n;
   }
 
   private pump(): void {

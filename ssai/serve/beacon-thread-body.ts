@@ -1,7 +1,7 @@
 // The body of the beacon thread (ssai/serve/beacon-thread.ts): the URLs it is sent go out through a BeaconDelivery on
 // this thread's own event loop, at a lower priority than the playlists; how they ended goes back as counts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconResult } from './beacon-delivery.js';
+import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconItem, type BeaconResult } from './beacon-delivery.js';
 import { lowerThisThreadsPriority, thisThreadsTid } from '../thread-priority.js';
 import type { BeaconThreadReport } from './beacon-thread.js';
 
@@ -11,17 +11,19 @@ const { nice, ...options } = workerData as BeaconDeliveryOptions & { nice?: numb
 // A beacon may go out a second late without harm; a playlist may not.
 lowerThisThreadsPriority(thisThreadsTid(), nice ?? 0);
 
-/** The results of one turn of this event loop, reported in one message. */
+/** What happened in one turn of this event loop, reported in one message. */
 let report: BeaconThreadReport | undefined;
-const delivery = new BeaconDelivery(options, (result: BeaconResult) => {
+function reported(): BeaconThreadReport {
   if (!report) {
-    report = { sent: 0, failed: 0 };
+    report = { sent: 0, failed: 0, more: 0 };
     setImmediate(() => {
       const done = report!;
       report = undefined;
-      port.postMessage(done);
+      port!.postMessage(done);
     });
   }
-  report[result]++;
-});
-port.on('message', (urls: string[]) => delivery.send(urls));
+  return report;
+}
+const delivery = new BeaconDelivery(options, (result: BeaconResult) => { reported()[result]++; });
+// A packed event becomes its URLs here: the main thread counted it as one item.
+port.on('message', (items: BeaconItem[]) => { reported().more += delivery.send(items) - items.length; });

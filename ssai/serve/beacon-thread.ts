@@ -4,15 +4,19 @@
 // priority and reports how they ended. The marks that make each event fire once stay on the main thread with the store.
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from '../decide/message-batch.js';
-import type { BeaconDeliveryOptions, BeaconResult, BeaconTransport } from './beacon-delivery.js';
+import type { BeaconDeliveryOptions, BeaconItem, BeaconResult, BeaconTransport } from './beacon-delivery.js';
 
-/** What the thread posts: how many of the URLs it was sent ended each way since its last report. */
-export type BeaconThreadReport = Record<BeaconResult, number>;
+/**
+ * What the thread posts: how many URLs ended each way since its last report, and `more`, how many more URLs than
+ * items it was sent meanwhile (a packed event is one item and any number of URLs, none included).
+ */
+export type BeaconThreadReport = Record<BeaconResult, number> & { more: number };
 
 const ENTRY = new URL('./beacon-thread-entry.mjs', import.meta.url);
 
 export class ThreadedBeaconDelivery implements BeaconTransport {
-  private thread: { worker: Worker; send: (urls: readonly string[]) => void; outstanding: number } | undefined;
+  /** `outstanding`: items and URLs sent to the thread and not yet reported done (see BeaconThreadReport) */
+  private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number } | undefined;
   private outstanding = 0;
   private readonly waiters: Array<() => void> = [];
   private closed = false;
@@ -25,12 +29,12 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     onLost?: (error: string, urls: number) => void;
   } = {}) {}
 
-  send(urls: readonly string[]): void {
-    if (this.closed || !urls.length) return;
+  send(items: readonly BeaconItem[]): void {
+    if (this.closed || !items.length) return;
     const thread = this.thread ?? this.spawn();
-    thread.outstanding += urls.length;
-    this.outstanding += urls.length;
-    thread.send(urls);
+    thread.outstanding += items.length;
+    this.outstanding += items.length;
+    thread.send(items);
   }
 
   /** Started with the first beacon: an engine whose viewers reach no ad runs no thread. */
@@ -39,9 +43,13 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     const worker = new Worker(ENTRY, { workerData: { ...delivery, nice: nice ?? 0 } });
     worker.unref(); // the engine's close terminates it
     // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
-    const post = batchedSender<readonly string[]>((batch) => worker.postMessage(batch.flat()));
+    const post = batchedSender<readonly BeaconItem[]>((batch) => worker.postMessage(batch.flat()));
     const thread = { worker, send: post, outstanding: 0 };
     worker.on('message', (report: BeaconThreadReport) => {
+      // (the expansion first: the URLs reported done below may be the ones it added)
+      thread.outstanding += report.more;
+      this.outstanding += report.more;
+      if (report.more < 0) this.done(thread, 0);
       for (const result of ['sent', 'failed'] as const) {
         const n = report[result];
         if (!n) continue;

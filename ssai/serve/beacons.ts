@@ -1,7 +1,7 @@
 // Server-side VAST beacons (issue 5 "Tracking"): each event fires exactly once per session/avail/ad, handed to a
 // delivery (beacon-delivery.ts: a queue with retries and a timeout, in this process or on the beacon thread), never on
 // the playlist's or the segment redirect's critical path.
-import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconTransport } from './beacon-delivery.js';
+import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconItem, type BeaconTransport } from './beacon-delivery.js';
 import { growingLru } from '../store/growing-lru.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 
@@ -59,9 +59,10 @@ export class BeaconSender {
 
   /**
    * Fires `urls` once for event `event` of the mark set `markKey` (a break's events: one value per break and viewer,
-   * see markBit) across every instance sharing the store; returns at once.
+   * see markBit) across every instance sharing the store; returns at once. `urls` may hold the event's URLs still
+   * packed (PackedEvent): they are unpacked where they are sent.
    */
-  fire(markKey: string, event: number, urls: readonly string[]): void {
+  fire(markKey: string, event: number, urls: readonly BeaconItem[]): void {
     if (this.closed || !urls.length) return;
     this.pendingMarks++;
     const { key, bit } = markBit(markKey, event);

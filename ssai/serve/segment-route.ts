@@ -5,6 +5,7 @@ import type { AdPlanner } from '../decide/ad-planner.js';
 import type { CreativeTrack } from '../stitch/creative-plan.js';
 import { trackFor } from './avail-placement.js';
 import { markKeysOf, type BeaconSender } from './beacons.js';
+import type { BeaconItem } from './beacon-delivery.js';
 import { ssaiError } from '../errors.js';
 import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
@@ -61,10 +62,12 @@ export class SegmentRoutes {
 
   private fireBeacons(sid: string, record: AvailRecord, adIndex: number, track: CreativeTrack, segIndex: number): void {
     const marks = breakMarks(sid, record.id);
-    // Unpacked only for a segment that fires an event (the first, a quartile's, the last), not for every redirect.
+    // A packed record's URLs are unpacked where the beacons are sent (the beacon thread), not on this one; a record
+    // stored before packing has them at hand.
+    const packed = record.tracking !== undefined && !record.ads[adIndex]?.tracking ? record.tracking : undefined;
     let events: TrackingEvents | undefined;
-    const tracking = (): TrackingEvents => (events ??= trackingOf(record, adIndex));
-    const fire = (event: FiredEvent): void => this.beacons.fire(marks, eventBit(adIndex, event), tracking()[event]);
+    const urls = (event: FiredEvent): readonly BeaconItem[] => packed !== undefined ? [{ packed, adIndex, event }] : (events ??= trackingOf(record, adIndex))[event];
+    const fire = (event: FiredEvent): void => this.beacons.fire(marks, eventBit(adIndex, event), urls(event));
     let offset = 0;
     for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
     const duration = track.segments.reduce((s, x) => s + x.duration, 0);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BeaconSender } from '../../../ssai/serve/beacons.js';
 import { ThreadedBeaconDelivery } from '../../../ssai/serve/beacon-thread.js';
 import { MemorySessionStore } from '../../../ssai/store/session-store.js';
+import { NO_TRACKING, packTracking } from '../../../ssai/decide/packed-tracking.js';
 
 describe('beacon sender close', () => {
   let server: http.Server;
@@ -88,7 +89,7 @@ describe('beacon sender and a trickling tracker', () => {
 });
 
 describe('beacons on the beacon thread', () => {
-  it('sends each URL once from the thread, retries a 5xx there, and reports how each ended before idle() settles', async () => {
+  it('sends each URL once from the thread (packed ones unpacked there), retries a 5xx there, and reports how each ended before idle() settles', async () => {
     const hits = new Map<string, number>();
     const tracker = http.createServer((req, res) => {
       const n = (hits.get(req.url!) ?? 0) + 1;
@@ -106,11 +107,15 @@ describe('beacons on the beacon thread', () => {
       beacons.fire('s:c', 20, [`${base}/flaky`]);
       beacons.fire('s:c', 21, [`${base}/gone`]);
       beacons.fire('s:c', 0, [`${base}/ok0`]); // the same event again: marked already, never sent
+      // an event's URLs still packed in their record: unpacked on the thread, each sent; an event with none sends nothing
+      const packed = packTracking([{ ...NO_TRACKING, start: [`${base}/packed-a`, `${base}/packed-b`] }]);
+      beacons.fire('s:c', 22, [{ packed, adIndex: 0, event: 'start' }]);
+      beacons.fire('s:c', 23, [{ packed, adIndex: 0, event: 'complete' }]);
       await beacons.idle();
-      expect(counted).toEqual({ sent: 21, failed: 1, duplicate: 1 });
+      expect(counted).toEqual({ sent: 23, failed: 1, duplicate: 1 });
       expect(hits.get('/flaky')).toBe(2);
-      expect([...hits.entries()].filter(([u]) => u.startsWith('/ok')).every(([, n]) => n === 1)).toBe(true);
-      expect(hits.size).toBe(22);
+      expect([...hits.entries()].filter(([u]) => u.startsWith('/ok') || u.startsWith('/packed')).every(([, n]) => n === 1)).toBe(true);
+      expect(hits.size).toBe(24);
     } finally {
       await beacons.close();
       tracker.closeAllConnections();
