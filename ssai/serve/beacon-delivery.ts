@@ -2,7 +2,7 @@
 // tracker's 5xx, and every request bounded in time (connect, headers, a body read in full). No marks here: what to send
 // was decided once per event by BeaconSender (beacons.ts). Runs where it is made: in the process, or on the beacon
 // thread (beacon-thread.ts), so the HTTP client's work at thousands of beacons a second leaves the playlists' thread.
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { unpackTracking } from '../decide/packed-tracking.js';
 import type { TrackingEvents } from '../parse/linear-ad.js';
 
@@ -71,6 +71,7 @@ class JobQueue {
 export class BeaconDelivery implements BeaconTransport {
   private readonly queue = new JobQueue();
   private running = 0;
+  private pumping = false;
   private readonly waiters: Array<() => void> = [];
   private closed = false;
   /** scheduled retries, cleared on close */
@@ -81,7 +82,7 @@ export class BeaconDelivery implements BeaconTransport {
    * chunks: a tracker that sends a byte now and then (slowloris) would hold a beacon slot for ever (issue 32 item 6).
    * One sweep for all of them, not a timer per beacon (see the constructor).
    */
-  private readonly reading = new Map<Dispatcher.ResponseData['body'], number>();
+  private readonly reading = new Map<Dispatcher.DispatchController, number>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
@@ -110,33 +111,68 @@ export class BeaconDelivery implements BeaconTransport {
   }
 
   private pump(): void {
-    while (!this.closed && this.running < this.concurrency && this.queue.length) {
-      const job = this.queue.shift()!;
-      this.running++;
-      void this.deliver(job).finally(() => { this.running--; this.pump(); this.settle(); });
-    }
-  }
-
-  private async deliver(job: Job): Promise<void> {
+    // (a beacon that ends at once, a malformed URL, calls back into pump: the loop below goes on instead)
+    if (this.pumping) return;
+    this.pumping = true;
     try {
-      const res = await request(job.url, { dispatcher: this.agent });
-      this.watch(res.body);
-      await res.body.dump().catch(() => undefined);
-      this.reading.delete(res.body);
-      if (res.statusCode >= 500 && job.attempt < this.maxRetries) return this.retry(job);
-      this.onResult(res.statusCode < 400 ? 'sent' : 'failed');
-    } catch {
-      if (job.attempt < this.maxRetries) return this.retry(job);
-      this.onResult('failed');
+      while (!this.closed && this.running < this.concurrency && this.queue.length) {
+        const job = this.queue.shift()!;
+        this.running++;
+        this.deliver(job, () => { this.running--; this.pump(); this.settle(); });
+      }
+    } finally {
+      this.pumping = false;
     }
   }
 
-  /** Cuts body once it has been read for longer than the beacon timeout (a quarter of it late at most). */
-  private watch(body: Dispatcher.ResponseData['body']): void {
-    this.reading.set(body, Date.now() + this.timeoutMs);
+  /**
+   * One GET through the agent's dispatch with a handler that drops the body: no body stream and no promise per beacon,
+   * as request() makes (about half of a beacon's CPU on this thread, bench/beacons.ts). `done` is called once.
+   */
+  private deliver(job: Job, done: () => void): void {
+    let url: URL;
+    try {
+      url = new URL(job.url);
+    } catch {
+      this.onResult('failed');
+      done();
+      return;
+    }
+    let status = 0;
+    let controller: Dispatcher.DispatchController | undefined;
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      if (controller) this.reading.delete(controller);
+      // A 5xx or no answer is retried; an answer whose body was cut still reached the tracker (no retry).
+      if ((status === 0 || status >= 500) && job.attempt < this.maxRetries) this.retry(job);
+      else this.onResult(status > 0 && status < 400 ? 'sent' : 'failed');
+      done();
+    };
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (c) => { controller = c; },
+      onResponseStart: (c, statusCode) => {
+        status = statusCode;
+        this.watch(c);
+      },
+      onResponseData: () => undefined,
+      onResponseEnd: finish,
+      onResponseError: finish,
+    };
+    try {
+      this.agent.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET' }, handler);
+    } catch {
+      finish();
+    }
+  }
+
+  /** Cuts the answer once its body has been read for longer than the beacon timeout (a quarter of it late at most). */
+  private watch(controller: Dispatcher.DispatchController): void {
+    this.reading.set(controller, Date.now() + this.timeoutMs);
     this.sweeper ??= setInterval(() => {
       const now = Date.now();
-      for (const [b, by] of this.reading) if (by <= now) { this.reading.delete(b); b.destroy(); }
+      for (const [c, by] of this.reading) if (by <= now) { this.reading.delete(c); c.abort(new Error('the tracker sent its answer too slowly')); }
       if (!this.reading.size) { clearInterval(this.sweeper); this.sweeper = undefined; }
     }, Math.max(50, this.timeoutMs / 4));
     this.sweeper.unref();
@@ -173,7 +209,7 @@ export class BeaconDelivery implements BeaconTransport {
     this.running -= this.retries.size;
     this.retries.clear();
     clearInterval(this.sweeper);
-    for (const body of this.reading.keys()) body.destroy();
+    for (const c of this.reading.keys()) c.abort(new Error('the beacons are closed'));
     this.reading.clear();
     this.settle();
     await this.agent.close().catch(() => undefined);

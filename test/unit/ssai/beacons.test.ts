@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BeaconSender } from '../../../ssai/serve/beacons.js';
 import { ThreadedBeaconDelivery } from '../../../ssai/serve/beacon-thread.js';
+import { BeaconDelivery } from '../../../ssai/serve/beacon-delivery.js';
 import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 import { NO_TRACKING, packTracking } from '../../../ssai/decide/packed-tracking.js';
 
@@ -118,6 +119,25 @@ describe('beacons on the beacon thread', () => {
       expect(hits.size).toBe(24);
     } finally {
       await beacons.close();
+      tracker.closeAllConnections();
+      await new Promise((r) => tracker.close(r));
+    }
+  });
+});
+
+describe('beacon delivery and malformed URLs', () => {
+  it('fails each malformed URL alone, thousands in a row, and sends the good one after them', async () => {
+    const tracker = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((r) => tracker.listen(0, '127.0.0.1', () => r()));
+    const results: string[] = [];
+    const delivery = new BeaconDelivery({ retries: 0 }, (r) => results.push(r));
+    try {
+      delivery.send([...Array.from({ length: 20_000 }, () => 'not a url'), `http://127.0.0.1:${(tracker.address() as AddressInfo).port}/ok`]);
+      await delivery.idle();
+      expect(results.filter((r) => r === 'failed')).toHaveLength(20_000);
+      expect(results.filter((r) => r === 'sent')).toHaveLength(1);
+    } finally {
+      await delivery.close();
       tracker.closeAllConnections();
       await new Promise((r) => tracker.close(r));
     }
