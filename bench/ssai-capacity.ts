@@ -277,9 +277,10 @@ async function main(): Promise<void> {
       .reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     // Collected twice with a pause between: garbage held through a FinalizationRegistry (an AbortSignal.timeout's timer,
     // one per outgoing request) is freed only once its cleanup task has run after a collection.
-    const heap = async (): Promise<number> => {
+    // The beacon thread's heap counts too (the beacons waiting to be sent are there): its own, asked of it.
+    const heap = async (threadHeapUsed: () => Promise<number>): Promise<number> => {
       for (let i = 0; i < 3; i++) { global.gc?.(); await new Promise((r) => setTimeout(r, 50)); }
-      return process.memoryUsage().heapUsed;
+      return process.memoryUsage().heapUsed + await threadHeapUsed();
     };
     // CPU time from /proc, ms (utime + stime, clock ticks of 10 ms): of the world (origin + ad server) child, and of
     // this process's main thread alone (its task id is the pid), the one that answers the playlists.
@@ -305,7 +306,8 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 1000));
       }
       const metricsBefore = await (await fetch(`${engine.url}/metrics`)).text();
-      const heapBefore = await heap();
+      const threadHeapUsed = () => engine.ctx.services.ssai!.beacons.threadHeapUsed();
+      const heapBefore = await heap(threadHeapUsed);
       // SSAI_CAPACITY_SNAPSHOTS=dir: heap snapshots around the run, to see what a viewer holds (diff them by constructor).
       const snapshots = process.env.SSAI_CAPACITY_SNAPSHOTS;
       if (snapshots) v8.writeHeapSnapshot(`${snapshots}/before-${viewers}.heapsnapshot`);
@@ -334,7 +336,7 @@ async function main(): Promise<void> {
       const cpu1 = process.cpuUsage(cpu0);
       const worldMs = (await worldCpuMs()) - world0;
       const mainMs = (await mainThreadCpuMs()) - main0;
-      const heapAfter = await heap();
+      const heapAfter = await heap(threadHeapUsed);
       if (snapshots) v8.writeHeapSnapshot(`${snapshots}/after-${viewers}.heapsnapshot`);
       const metricsAfter = await (await fetch(`${engine.url}/metrics`)).text();
       const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);

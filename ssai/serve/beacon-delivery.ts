@@ -33,6 +33,8 @@ export interface BeaconTransport {
   /** resolves when nothing is queued or in flight, every result reported */
   idle(): Promise<void>;
   close(): Promise<void>;
+  /** the heap a thread of its own uses, collected first where it can be (benchmarks count it with the process's) */
+  threadHeapUsed?(): Promise<number>;
 }
 
 type Job = { url: string; attempt: number };

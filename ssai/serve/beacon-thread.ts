@@ -19,6 +19,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number } | undefined;
   private outstanding = 0;
   private readonly waiters: Array<() => void> = [];
+  private readonly heapAsks: Array<(bytes: number) => void> = [];
   private closed = false;
 
   constructor(private readonly options: BeaconDeliveryOptions & {
@@ -45,7 +46,11 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
     const post = batchedSender<readonly BeaconItem[]>((batch) => worker.postMessage(batch.flat()));
     const thread = { worker, send: post, outstanding: 0 };
-    worker.on('message', (report: BeaconThreadReport) => {
+    worker.on('message', (report: BeaconThreadReport | { heapUsed: number }) => {
+      if ('heapUsed' in report) {
+        for (const answer of this.heapAsks.splice(0)) answer(report.heapUsed);
+        return;
+      }
       // (the expansion first: the URLs reported done below may be the ones it added)
       thread.outstanding += report.more;
       this.outstanding += report.more;
@@ -66,6 +71,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
         this.options.onLost?.(why, unreported);
       }
       this.done(thread, unreported);
+      for (const answer of this.heapAsks.splice(0)) answer(0);
     };
     worker.on('error', (e) => lost(`the beacon thread failed: ${e.message}`));
     worker.on('exit', (code) => lost(`the beacon thread ended (exit code ${code})`));
@@ -80,6 +86,16 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
       this.outstanding = 0;
       for (const w of this.waiters.splice(0)) w();
     }
+  }
+
+  /** The heap the thread uses after a collection (0 before it started): benchmarks count it with the process's. */
+  threadHeapUsed(): Promise<number> {
+    const thread = this.thread;
+    if (!thread) return Promise.resolve(0);
+    return new Promise((resolve) => {
+      this.heapAsks.push(resolve);
+      if (this.heapAsks.length === 1) thread.worker.postMessage('heap');
+    });
   }
 
   idle(): Promise<void> {

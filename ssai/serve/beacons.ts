@@ -100,6 +100,11 @@ export class BeaconSender {
     await this.delivery.idle();
   }
 
+  /** The heap of the beacon thread, when they go out on one (benchmarks count it with the process's). */
+  threadHeapUsed(): Promise<number> {
+    return this.delivery.threadHeapUsed?.() ?? Promise.resolve(0);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.delivery.close();

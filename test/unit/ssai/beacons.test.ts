@@ -104,6 +104,7 @@ describe('beacons on the beacon thread', () => {
     const transport = new ThreadedBeaconDelivery({ timeoutMs: 2000, onResult: (result, n) => { counted[result] = (counted[result] ?? 0) + n; } });
     const beacons = new BeaconSender(new MemorySessionStore(), { transport, onResult: (r) => { counted[r] = (counted[r] ?? 0) + 1; } });
     try {
+      expect(await beacons.threadHeapUsed()).toBe(0); // no thread before the first beacon
       for (let i = 0; i < 20; i++) beacons.fire('s:c', i, [`${base}/ok${i}`]);
       beacons.fire('s:c', 20, [`${base}/flaky`]);
       beacons.fire('s:c', 21, [`${base}/gone`]);
@@ -117,6 +118,7 @@ describe('beacons on the beacon thread', () => {
       expect(hits.get('/flaky')).toBe(2);
       expect([...hits.entries()].filter(([u]) => u.startsWith('/ok') || u.startsWith('/packed')).every(([, n]) => n === 1)).toBe(true);
       expect(hits.size).toBe(24);
+      expect(await beacons.threadHeapUsed()).toBeGreaterThan(100_000); // the thread's own heap, asked of it
     } finally {
       await beacons.close();
       tracker.closeAllConnections();
