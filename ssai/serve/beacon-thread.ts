@@ -41,7 +41,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   /** Started with the first beacon: an engine whose viewers reach no ad runs no thread. */
   private spawn(): NonNullable<ThreadedBeaconDelivery['thread']> {
     const { nice, onResult: _onResult, onLost: _onLost, ...delivery } = this.options;
-    const worker = new Worker(ENTRY, { workerData: { ...delivery, nice: nice ?? 0 } });
+    const worker = new Worker(ENTRY, { workerData: { ...delivery, nice: nice ?? 0 }, resourceLimits: { maxYoungGenerationSizeMb: 48 } });
     worker.unref(); // the engine's close terminates it
     // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
     const post = batchedSender<readonly BeaconItem[]>((batch) => worker.postMessage(batch.flat()));
