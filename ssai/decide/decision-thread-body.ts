@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { VastDecisionClient, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 import { packTracking } from './packed-tracking.js';
 import { batchedSender } from './message-batch.js';
-import { lowerThisThreadsPriority, thisThreadsTid } from '../thread-priority.js';
+import { lowerThisThreadsPriority, thisThreadsTid } from './thread-priority.js';
 import type { DecisionThreadAnswer, DecisionThreadAsk } from './decision-threads.js';
 
 const port = parentPort;

@@ -3,7 +3,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconItem, type BeaconResult } from './beacon-delivery.js';
-import { lowerThisThreadsPriority, thisThreadsTid } from '../thread-priority.js';
+import { lowerThisThreadsPriority, thisThreadsTid } from '../decide/thread-priority.js';
 import type { BeaconThreadReport } from './beacon-thread.js';
 
 const port = parentPort;
