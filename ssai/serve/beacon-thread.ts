@@ -17,7 +17,6 @@ const ENTRY = new URL('./beacon-thread-entry.mjs', import.meta.url);
 export class ThreadedBeaconDelivery implements BeaconTransport {
   /** `outstanding`: items and URLs sent to the thread and not yet reported done (see BeaconThreadReport) */
   private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number } | undefined;
-  private outstanding = 0;
   private readonly waiters: Array<() => void> = [];
   private readonly heapAsks: Array<(bytes: number) => void> = [];
   private closed = false;
@@ -34,7 +33,6 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     if (this.closed || !items.length) return;
     const thread = this.thread ?? this.spawn();
     thread.outstanding += items.length;
-    this.outstanding += items.length;
     thread.send(items);
   }
 
@@ -51,16 +49,10 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
         for (const answer of this.heapAsks.splice(0)) answer(report.heapUsed);
         return;
       }
-      // (the expansion first: the URLs reported done below may be the ones it added)
-      thread.outstanding += report.more;
-      this.outstanding += report.more;
-      if (report.more < 0) this.done(thread, 0);
-      for (const result of ['sent', 'failed'] as const) {
-        const n = report[result];
-        if (!n) continue;
-        this.options.onResult?.(result, n);
-        this.done(thread, n);
-      }
+      // (the expansion with the results: the URLs reported done may be the ones it added)
+      thread.outstanding += report.more - report.sent - report.failed;
+      for (const result of ['sent', 'failed'] as const) if (report[result]) this.options.onResult?.(result, report[result]);
+      this.wakeIfIdle();
     });
     const lost = (why: string) => {
       if (this.thread !== thread) return;
@@ -70,7 +62,8 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
         this.options.onResult?.('failed', unreported);
         this.options.onLost?.(why, unreported);
       }
-      this.done(thread, unreported);
+      thread.outstanding = 0;
+      this.wakeIfIdle();
       for (const answer of this.heapAsks.splice(0)) answer(0);
     };
     worker.on('error', (e) => lost(`the beacon thread failed: ${e.message}`));
@@ -79,13 +72,13 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     return thread;
   }
 
-  private done(thread: { outstanding: number }, n: number): void {
-    thread.outstanding -= n;
-    this.outstanding -= n;
-    if (this.outstanding <= 0) {
-      this.outstanding = 0;
-      for (const w of this.waiters.splice(0)) w();
-    }
+  /** Nothing sent to a thread is unreported: no thread, or the one there has reported everything. */
+  private get isIdle(): boolean {
+    return !this.thread || this.thread.outstanding <= 0;
+  }
+
+  private wakeIfIdle(): void {
+    if (this.isIdle) for (const w of this.waiters.splice(0)) w();
   }
 
   /** The heap the thread uses after a collection (0 before it started): benchmarks count it with the process's. */
@@ -99,7 +92,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   }
 
   idle(): Promise<void> {
-    if (this.outstanding === 0) return Promise.resolve();
+    if (this.isIdle) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -108,10 +101,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     const thread = this.thread;
     await thread?.worker.terminate();
     // what it held is dropped, as the in-process delivery drops its queue on close
-    if (thread && this.thread === thread) {
-      this.thread = undefined;
-      this.done(thread, thread.outstanding);
-    }
+    if (this.thread === thread) this.thread = undefined;
     for (const w of this.waiters.splice(0)) w();
   }
 }
