@@ -66,7 +66,9 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
     started.push(p);
     return p;
   };
+  let relogin: NodeJS.Timeout | undefined;
   const close = async () => {
+    clearInterval(relogin);
     await Promise.all(started.map((p) => p.stop()));
     await balancer.close();
     await Promise.all([postgres.close(), redis.close()]);
@@ -93,8 +95,15 @@ export async function startOutageCluster(options: OutageClusterOptions = {}): Pr
     });
     ssai = ssaiProcesses;
     packagers = packagerProcesses;
-    const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });
-    const auth = { Authorization: ((await login.json()) as { data: { IdToken: string } }).data.IdToken };
+    const idToken = async (): Promise<string> => {
+      const login = await fetch(`${balancer.url}/auth/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLUSTER_ADMIN) });
+      return ((await login.json()) as { data: { IdToken: string } }).data.IdToken;
+    };
+    const auth = { Authorization: await idToken() };
+    // An ID token lasts an hour: a long run (the soak) signs in again every half hour, as a client refreshes its token;
+    // the header object is the same, so every caller spreading it sends the new one.
+    relogin = setInterval(() => { void idToken().then((t) => { auth.Authorization = t; }, () => undefined); }, 30 * 60_000);
+    relogin.unref();
     const startRole = async (name: string, roles: string) => {
       const p = await role(name, roles);
       if (roles === 'ssai') ssai.push(p);
