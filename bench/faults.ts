@@ -85,8 +85,8 @@ async function campaign(only: string[], viewers: number | undefined): Promise<vo
 
 type Sample = { t: number; process: string; pid: number; rssKb: number; fds: number; clientFds: number; peers: string };
 
-/** The TCP sockets of the machine by inode: local port and whether it listens (/proc/net/tcp and tcp6), read once a round. */
 type TcpSocket = { localPort: number; remotePort: number; listening: boolean };
+/** The TCP sockets of the machine by inode: its ports and whether it listens (/proc/net/tcp and tcp6), read once a round. */
 async function tcpSockets(): Promise<Map<string, TcpSocket>> {
   const sockets = new Map<string, TcpSocket>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
@@ -114,12 +114,17 @@ async function sampleProcess(pid: number, tcp: Map<string, TcpSocket>): Promise<
       .map((l) => /^socket:\[(\d+)\]$/.exec(l)?.[1]).filter((i): i is string => i !== undefined);
     const mine = inodes.map((i) => tcp.get(i)).filter((s) => s !== undefined);
     const listens = new Set(mine.filter((s) => s.listening).map((s) => s.localPort));
-    const clients = mine.filter((s) => !s.listening && listens.has(s.localPort));
-    // the process's own connections by the port they reach (where a growth would come from: 5432, 6379, an upstream)
+    // the connections clients opened apart; the process's own by the port they reach (where a growth would come
+    // from: 5432, 6379, an upstream)
+    let clientFds = 0;
     const byPeer = new Map<number, number>();
-    for (const s of mine) if (!s.listening && !listens.has(s.localPort)) byPeer.set(s.remotePort, (byPeer.get(s.remotePort) ?? 0) + 1);
+    for (const s of mine) {
+      if (s.listening) continue;
+      if (listens.has(s.localPort)) clientFds++;
+      else byPeer.set(s.remotePort, (byPeer.get(s.remotePort) ?? 0) + 1);
+    }
     const peers = [...byPeer].sort((a, b) => b[1] - a[1]).map(([port, n]) => `${port}:${n}`).join(' ');
-    return { rssKb, fds: entries.length, clientFds: clients.length, peers };
+    return { rssKb, fds: entries.length, clientFds, peers };
   } catch {
     return undefined;
   }
