@@ -5,7 +5,7 @@ import { AdinsertStore } from '../src/adinserts/adinsert.store.js';
 import { CachedAdinsertLookup, organizationLookup } from '../src/adinserts/adinsert-lookup.js';
 import { adinsertRoutes } from '../src/adinserts/adinsert.router.js';
 import path from 'node:path';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { AdPlanner } from '../ssai/decide/ad-planner.js';
 import { mediaStoreUrl } from '../ssai/stitch/creative-plan.js';
 import type { PrepareFn } from '../ssai/decide/creative-cache.js';
@@ -103,6 +103,18 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         ...(beaconThread ? { transport: beaconThread } : {}),
       });
       const threaded = options.decision || threads === 0 ? undefined : new ThreadedDecisionClient({ threads, nice: ctx.config.ssaiDecisionNice });
+      // The threads' heaps are their own (nodejs_heap_* is the main thread's): asked at each scrape, a busy thread
+      // left out after a second rather than holding the scrape.
+      new Gauge({
+        name: 'ssai_thread_heap_used_bytes', help: 'Heap in use on each of the proxy\'s worker threads (decisions, beacons), as the thread reports it', labelNames: ['thread'] as const, registers: [ctx.metrics.registry],
+        async collect() {
+          this.reset();
+          const within = <T>(asked: Promise<T>, fallback: T): Promise<T> => Promise.race([asked, new Promise<T>((resolve) => setTimeout(resolve, 1000, fallback).unref())]);
+          const [decisions, beaconHeap] = await Promise.all([within(threaded?.threadHeapsUsed() ?? Promise.resolve([]), []), within(beaconThread?.threadHeapUsed() ?? Promise.resolve(0), 0)]);
+          decisions.forEach((bytes, i) => { if (bytes > 0) this.set({ thread: `decisions-${i}` }, bytes); });
+          if (beaconHeap > 0) this.set({ thread: 'beacons' }, beaconHeap);
+        },
+      });
       const debugLog = new DebugLog({ store: sessions, logger: ctx.logger.child({ component: 'ssai' }), metrics, now: () => ctx.clock.nowMs() });
       // A debug session's decisions run on this thread through a client that shows the log each ad server exchange
       // (a decision client given in the options is kept: then only the decisions are logged).

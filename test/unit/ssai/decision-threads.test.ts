@@ -44,6 +44,10 @@ describe.skipIf(!VECTORS_DIR)('ThreadedDecisionClient', () => {
       expect(hits).toEqual(expect.arrayContaining(['/vast?sid=viewer-a', '/vast?sid=viewer-b']));
       // a document in hand (a VMAP break's inline VAST) is read on the thread too
       expect(withoutPack(await threaded.fromText(inline, `${base}/vmap`))).toEqual(local);
+      // each thread tells its own heap when asked (ssai_thread_heap_used_bytes): a Node environment's worth at least
+      const heaps = await threaded.threadHeapsUsed();
+      expect(heaps).toHaveLength(2);
+      for (const bytes of heaps) expect(bytes).toBeGreaterThan(1_000_000);
     } finally {
       await threaded.close();
     }
