@@ -83,7 +83,26 @@ async function campaign(only: string[], viewers: number | undefined): Promise<vo
   await writeFile('bench/results/faults.md', markdown);
 }
 
-type Sample = { t: number; process: string; pid: number; rssKb: number; fds: number; clientFds: number; peers: string };
+type Sample = { t: number; process: string; pid: number; rssKb: number; fds: number; clientFds: number; peers: string; heapKb?: number; threadHeapKb?: number };
+
+/**
+ * The JS heap in use of the main thread and of the worker threads (ssai's decisions and beacons) from a process's
+ * /metrics, in kB: what of its resident memory is JavaScript. Sampled between collections, so the least of a window
+ * is the nearest to what is live.
+ */
+async function heapOf(url: string): Promise<{ heapKb?: number; threadHeapKb?: number }> {
+  try {
+    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) });
+    if (!res.ok) return {};
+    const text = await res.text();
+    const main = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
+    let threads = 0;
+    for (const m of text.matchAll(/^ssai_thread_heap_used_bytes\{[^}]*\} (\S+)$/gm)) threads += Number(m[1]);
+    return { ...(main ? { heapKb: Math.round(Number(main) / 1024) } : {}), threadHeapKb: Math.round(threads / 1024) };
+  } catch {
+    return {};
+  }
+}
 
 type TcpSocket = { localPort: number; remotePort: number; listening: boolean };
 /** The TCP sockets of the machine by inode: its ports and whether it listens (/proc/net/tcp and tcp6), read once a round. */
@@ -191,7 +210,7 @@ async function soak(minutes: number, viewers: number): Promise<boolean> {
       for (const p of cluster.all) {
         const pid = p.child.pid;
         const s = pid === undefined ? undefined : await sampleProcess(pid, tcp);
-        if (s) samples.push({ t, process: p.name, pid: pid!, ...s });
+        if (s) samples.push({ t, process: p.name, pid: pid!, ...s, ...await heapOf(p.url) });
       }
       if (t % 60 < SAMPLE_MS / 1000) {
         const failed = l.failures.length;
@@ -234,7 +253,10 @@ async function soak(minutes: number, viewers: number): Promise<boolean> {
       const fdsStart = Math.min(...first.map(own)), fdsEnd = Math.min(...last.map(own));
       const fdsPeakStart = Math.max(...first.map(own)), fdsPeakEnd = Math.max(...last.map(own));
       const clientFds = [Math.min(...after.map((s) => s.clientFds)), Math.max(...after.map((s) => s.clientFds))];
-      return { name, rssStart, rssEnd, rssMax, rssMin, growth: rssEnd / rssStart - 1, fdsStart, fdsEnd, fdsPeakStart, fdsPeakEnd, clientFds, alive: alive(cluster.all.find((p) => p.name === name)!) };
+      // what of it is JavaScript: the least heap in use (main thread + worker threads) of each tenth, the nearest to what is live
+      const jsHeap = (s: Sample) => (s.heapKb === undefined ? Number.NaN : s.heapKb + (s.threadHeapKb ?? 0));
+      const heapStart = Math.min(...first.map(jsHeap)), heapEnd = Math.min(...last.map(jsHeap));
+      return { name, rssStart, rssEnd, rssMax, rssMin, growth: rssEnd / rssStart - 1, fdsStart, fdsEnd, fdsPeakStart, fdsPeakEnd, clientFds, heapStart, heapEnd, alive: alive(cluster.all.find((p) => p.name === name)!) };
     });
     const fivexx = l.failures.filter((f) => f.status >= 500 || f.status === 0).length;
     const availS = fill1.availSeconds - fill0.availSeconds;
@@ -258,14 +280,14 @@ async function soak(minutes: number, viewers: number): Promise<boolean> {
       `${viewers} viewers, each its own session and ads (reload every 2 s, new ad segments fetched), breaks every 2 minutes, a channel on a packager read every 2 s, an upload every minute; api, 2 ssai, 2 workers, 2 packagers on private PostgreSQL and Redis. Requests: ${byKind}. Samples every ${SAMPLE_MS / 1000} s; warm-up ${warmupS} s.`, '',
       '| check | result | measured |', '|---|---|---|',
       ...checks.map((c) => `| ${c.what} | ${c.pass ? 'pass' : 'FAIL'} | ${c.figure} |`), '',
-      '| process | RSS after warm-up, median of the first tenth (MB) | RSS at the end, median of the last tenth (MB) | min / max after warm-up (MB) | own fds at rest: first tenth → last (fewest) | own fds at peak: first tenth → last (most) | connections from clients, min–max after warm-up |', '|---|---|---|---|---|---|---|',
-      ...perProcess.map((p) => `| ${p.name} | ${(p.rssStart / 1024).toFixed(0)} | ${(p.rssEnd / 1024).toFixed(0)} | ${(p.rssMin / 1024).toFixed(0)} / ${(p.rssMax / 1024).toFixed(0)} | ${p.fdsStart} → ${p.fdsEnd} | ${p.fdsPeakStart} → ${p.fdsPeakEnd} | ${p.clientFds[0]}–${p.clientFds[1]} |`), '',
+      '| process | RSS after warm-up, median of the first tenth (MB) | RSS at the end, median of the last tenth (MB) | min / max after warm-up (MB) | JS heap in use (all threads), least of the first tenth → last (MB) | own fds at rest: first tenth → last (fewest) | own fds at peak: first tenth → last (most) | connections from clients, min–max after warm-up |', '|---|---|---|---|---|---|---|---|',
+      ...perProcess.map((p) => `| ${p.name} | ${(p.rssStart / 1024).toFixed(0)} | ${(p.rssEnd / 1024).toFixed(0)} | ${(p.rssMin / 1024).toFixed(0)} / ${(p.rssMax / 1024).toFixed(0)} | ${Number.isFinite(p.heapStart) ? `${(p.heapStart / 1024).toFixed(0)} → ${(p.heapEnd / 1024).toFixed(0)}` : 'n/a'} | ${p.fdsStart} → ${p.fdsEnd} | ${p.fdsPeakStart} → ${p.fdsPeakEnd} | ${p.clientFds[0]}–${p.clientFds[1]} |`), '',
       `Decisions over the whole run (both ssai processes): ${Object.entries(counters).map(([k, v]) => `\`${k}\` ${v}`).join(', ')}.`, '',
       'Memory over time: [faults-soak.svg](faults-soak.svg); samples: [faults-soak.csv](faults-soak.csv).', '',
     ].join('\n');
     process.stdout.write(markdown);
     await mkdir('bench/results', { recursive: true });
-    await writeFile('bench/results/faults-soak.csv', `t_s,process,pid,rss_kb,fds,client_fds,peer_ports\n${samples.map((s) => `${s.t},${s.process},${s.pid},${s.rssKb},${s.fds},${s.clientFds},${s.peers}`).join('\n')}\n`);
+    await writeFile('bench/results/faults-soak.csv', `t_s,process,pid,rss_kb,heap_kb,thread_heap_kb,fds,client_fds,peer_ports\n${samples.map((s) => `${s.t},${s.process},${s.pid},${s.rssKb},${s.heapKb ?? ''},${s.threadHeapKb ?? ''},${s.fds},${s.clientFds},${s.peers}`).join('\n')}\n`);
     await writeFile('bench/results/faults-soak.svg', memorySvg(samples, processes, warmupS));
     await writeFile('bench/results/faults-soak.md', markdown);
     return checks.every((c) => c.pass);
