@@ -17,7 +17,7 @@ export const anchorKey = (availId: string): string => `@${availId}`;
  * first segment (segments vary in length: never good enough to list by, see issue 26), clamped so that a break that
  * ended before the window never takes its first segments.
  */
-export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: number[] | undefined, anchor?: number): Promise<StitchAvail | undefined> {
+export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: readonly number[] | undefined, anchor?: number): Promise<StitchAvail | undefined> {
   if (!record.ads.length) return undefined;
   let start = record.startSegmentIndex;
   let end = record.endSegmentIndex;

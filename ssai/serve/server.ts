@@ -25,6 +25,7 @@ import { GuidedPlayback } from './guided-playback.js';
 import { parsedMedia } from './parsed-media.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 import { StoreFallbacks } from './store-outage.js';
+import { NO_MARKS } from './track-marks.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
 import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
 import { deliveryDirectives, playbackPathIsClean, segmentExtension } from './playback-path.js';
@@ -370,7 +371,7 @@ export class SsaiServer {
     const records = oneRecordPerBreak(hot.records, target);
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
-    const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : {};
+    const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : NO_MARKS;
     const avails: StitchAvail[] = [];
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
@@ -379,13 +380,13 @@ export class SsaiServer {
     const adAttributes: string[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
-    let anchors: Record<string, number[]> | undefined;
+    let anchors: Map<string, readonly number[]> | undefined;
     for (const record of records) {
-      const anchor = observed[anchorKey(record.id)]?.[0];
-      const placed = await placeAvail(this.plans, record, pl, entry, observed[record.id], anchor);
+      const anchor = observed.get(anchorKey(record.id))?.[0];
+      const placed = await placeAvail(this.plans, record, pl, entry, observed.get(record.id), anchor);
       // A break's start seen in this track's window is kept: once it slides out, the break stays where it was listed.
       if (placed && anchor === undefined && record.startPdtMs !== undefined && !vod && windowStart
-        && placed.startSegmentIndex >= windowStart.mediaSequence && placed.startSegmentIndex <= windowEnd) (anchors ??= {})[anchorKey(record.id)] = [placed.startSegmentIndex];
+        && placed.startSegmentIndex >= windowStart.mediaSequence && placed.startSegmentIndex <= windowEnd) (anchors ??= new Map()).set(anchorKey(record.id), [placed.startSegmentIndex]);
       if (!vod && windowStart && !record.retired && longGone(record, placed, windowStart, target)) {
         void this.sessions.retire(hot, record).then(async (done) => {
           if (!done) return;
@@ -426,12 +427,12 @@ export class SsaiServer {
     }
     const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed, tail: r.tail }; })();
     const result = { text: render(own.parts, sid, adAttributes), observed: own.observed };
-    let next: Record<string, number[]> | undefined = anchors ? { ...observed, ...anchors } : undefined;
+    let next: Map<string, readonly number[]> | undefined = anchors ? new Map([...observed, ...anchors]) : undefined;
     for (const o of result.observed) {
-      const before = observed[o.availId] ?? [];
+      const before = observed.get(o.availId) ?? [];
       if (o.absorbedDiscontinuities.every((d) => before.includes(d))) continue;
-      next ??= { ...observed };
-      next[o.availId] = [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b);
+      next ??= new Map(observed);
+      next.set(o.availId, [...new Set([...before, ...o.absorbedDiscontinuities])].sort((a, b) => a - b));
     }
     if (next) await this.fallbacks.keepObserved(observedKey, next);
     return { reply: playlist(result.text, !vod), tail: own.tail };

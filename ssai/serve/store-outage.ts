@@ -8,6 +8,7 @@ import type { MediaPlaylist } from '../../media/playlist-scanner.js';
 import { rewriteMultivariant } from '../stitch/manifest-rewriter.js';
 import type { SsaiMetrics, StoreOperation } from '../metrics.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
+import { marksFromStored, marksToStored, NO_MARKS, type TrackMarks } from './track-marks.js';
 
 /** Seconds an open break without a planned duration is assumed to last (the planner's default). */
 const OPEN_AVAIL_SECONDS = 30;
@@ -49,7 +50,7 @@ export class StoreFallbacks {
    * Each session track's marks (its breaks' starts, absorbed discontinuities) as last read or written here, so its
    * numbering holds while a shared store is away. Growing: lru-cache given `max` allocates every slot up front.
    */
-  private readonly observedHere = growingLru<string, Record<string, number[]>>(100_000);
+  private readonly observedHere = growingLru<string, TrackMarks>(100_000);
 
   /** Only a shared store can be away (it says so with `available`): an in-process one needs no copy here. */
   private readonly keepsCopies: boolean;
@@ -73,16 +74,18 @@ export class StoreFallbacks {
     }
   }
 
-  /** The absorbed discontinuities of a session's track: from the store, or while it is away as last known here. */
-  async observed(key: string): Promise<Record<string, number[]>> {
-    const stored = await this.or(this.store.get<Record<string, number[]>>(key), null, 'read');
-    if (stored === null) return this.observedHere.get(key) ?? {};
-    if (this.keepsCopies && stored && Object.keys(stored).length) this.observedHere.set(key, stored);
-    return stored ?? {};
+  /** A session track's marks (track-marks.ts): from the store, or while it is away as last known here. */
+  async observed(key: string): Promise<TrackMarks> {
+    const stored = await this.or(this.store.get<unknown>(key), null, 'read');
+    if (stored === null) return this.observedHere.get(key) ?? NO_MARKS;
+    if (stored === undefined) return NO_MARKS;
+    const marks = marksFromStored(stored);
+    if (this.keepsCopies && marks.size) this.observedHere.set(key, marks);
+    return marks;
   }
 
-  async keepObserved(key: string, value: Record<string, number[]>): Promise<void> {
-    if (this.keepsCopies) this.observedHere.set(key, value);
-    await this.or(this.store.set(key, value, this.ttlMs), undefined, 'write');
+  async keepObserved(key: string, marks: TrackMarks): Promise<void> {
+    if (this.keepsCopies) this.observedHere.set(key, marks);
+    await this.or(this.store.set(key, marksToStored(marks), this.ttlMs), undefined, 'write');
   }
 }

@@ -154,7 +154,7 @@ export type StitchAvail = {
   startPdtMs?: number;
   ads: PlannedAd[];
   /** origin media sequences in [start, end] that carried EXT-X-DISCONTINUITY (from previous `observed`) */
-  absorbedDiscontinuities?: number[];
+  absorbedDiscontinuities?: readonly number[];
   /**
    * VOD insertion (issue 19 point 2): the ads go before content segment startSegmentIndex (after the last one for a
    * post-roll), every content segment stays, and the content's later PDTs and DATERANGEs move by the ads' length.
