@@ -1,11 +1,11 @@
 // The body of a decision thread (ssai/decision-threads.ts): ad server requests and VAST parsing on their own event
 // loop, answered by message. Each request runs at once; the scheduler of the main thread bounds how many are open.
-import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { VastDecisionClient, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 import { packTracking } from './packed-tracking.js';
 import { batchedSender } from './message-batch.js';
 import { lowerThisThreadsPriority, thisThreadsTid } from './thread-priority.js';
+import { HEAP_ASK, reportHeap } from './thread-heap.js';
 import type { DecisionThreadAnswer, DecisionThreadAsk } from './decision-threads.js';
 
 const port = parentPort;
@@ -23,13 +23,8 @@ if (tid !== undefined) port.postMessage({ tid });
 lowerThisThreadsPriority(tid, nice ?? 0); // nicer than the process by `nice`
 /** At most 32 answers to a message: the main thread resolves a message's answers in one go, its playlists waiting. */
 const answer = batchedSender<DecisionThreadAnswer>((batch) => port.postMessage(batch), 32);
-port.on('message', (asks: DecisionThreadAsk[] | 'heap') => {
-  if (asks === 'heap') {
-    // (collected first when the process runs with --expose-gc, as the benchmarks do)
-    (globalThis as { gc?: () => void }).gc?.();
-    port.postMessage({ heapUsed: getHeapStatistics().used_heap_size });
-    return;
-  }
+port.on('message', (asks: DecisionThreadAsk[] | typeof HEAP_ASK) => {
+  if (asks === HEAP_ASK) return reportHeap(port);
   for (const ask of asks) {
     const deciding = ask.text === undefined ? client.decideUrl(ask.url) : client.fromText(ask.text, ask.url);
     void deciding.then(

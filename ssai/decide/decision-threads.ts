@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from './message-batch.js';
+import { HeapAsks, type HeapReport } from './thread-heap.js';
 import { fillAdServerUrl, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 
 /**
@@ -30,11 +31,10 @@ type Open = { resolve: (result: AdDecisionResult) => void; deadline: number };
 type Thread = {
   worker: Worker; open: Map<number, Open>; send: (ask: DecisionThreadAsk) => void; heardAt: number; overdueSince: number | undefined;
   tid: number | undefined; cpuAt: { ms: number; cpuMs: number } | undefined;
-  /** who asked for the thread's heap in use, answered together by its next report of it */
-  heapAsks: Array<(bytes: number) => void>;
+  heapAsks: HeapAsks;
 };
 /** what a thread posts: its answers, once at its start its OS task id, or its heap in use when asked */
-type ThreadMessage = DecisionThreadAnswer[] | { tid: number } | { heapUsed: number };
+type ThreadMessage = DecisionThreadAnswer[] | { tid: number } | HeapReport;
 
 /**
  * A thread answers within the decision budget (VastDecisionClient ends every chain by then). A decision past the
@@ -134,12 +134,12 @@ export class ThreadedDecisionClient implements AdDecisionClient {
     // A thread must not keep the process alive: the engine's close (or its end) terminates it.
     worker.unref();
     const thread: Thread = {
-      worker, open: new Map(), send: batchedSender((batch) => worker.postMessage(batch)), heardAt: Date.now(), overdueSince: undefined, tid: undefined, cpuAt: undefined, heapAsks: [],
+      worker, open: new Map(), send: batchedSender((batch) => worker.postMessage(batch)), heardAt: Date.now(), overdueSince: undefined, tid: undefined, cpuAt: undefined, heapAsks: new HeapAsks(),
     };
     worker.on('message', (answers: ThreadMessage) => {
       if (!Array.isArray(answers)) {
         if ('tid' in answers) thread.tid = answers.tid;
-        else for (const answer of thread.heapAsks.splice(0)) answer(answers.heapUsed);
+        else thread.heapAsks.answer(answers.heapUsed);
         return;
       }
       thread.heardAt = Date.now();
@@ -156,7 +156,7 @@ export class ThreadedDecisionClient implements AdDecisionClient {
       if (this.threads[slot] === thread) this.threads[slot] = undefined;
       for (const { resolve } of thread.open.values()) resolve(stopped(why));
       thread.open.clear();
-      for (const answer of thread.heapAsks.splice(0)) answer(0);
+      thread.heapAsks.answer(0);
     };
     worker.on('error', (e) => lost(`the decision thread failed: ${e.message}`));
     worker.on('exit', (code) => lost(`the decision thread ended (exit code ${code})`));
@@ -166,10 +166,7 @@ export class ThreadedDecisionClient implements AdDecisionClient {
 
   /** Each running thread's heap in use (collected first where the process runs with --expose-gc), by slot. */
   threadHeapsUsed(): Promise<number[]> {
-    return Promise.all(this.threads.filter((t): t is Thread => t !== undefined).map((thread) => new Promise<number>((resolve) => {
-      thread.heapAsks.push(resolve);
-      if (thread.heapAsks.length === 1) thread.worker.postMessage('heap');
-    })));
+    return Promise.all(this.threads.filter((t): t is Thread => t !== undefined).map((thread) => thread.heapAsks.ask(thread.worker)));
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,9 @@
 // The body of the beacon thread (ssai/serve/beacon-thread.ts): the URLs it is sent go out through a BeaconDelivery on
 // this thread's own event loop, at a lower priority than the playlists; how they ended goes back as counts.
-import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BeaconDelivery, type BeaconDeliveryOptions, type BeaconItem, type BeaconResult } from './beacon-delivery.js';
 import { lowerThisThreadsPriority, thisThreadsTid } from '../decide/thread-priority.js';
+import { HEAP_ASK, reportHeap } from '../decide/thread-heap.js';
 import type { BeaconThreadReport } from './beacon-thread.js';
 
 const port = parentPort;
@@ -27,12 +27,7 @@ function reported(): BeaconThreadReport {
 }
 const delivery = new BeaconDelivery(options, (result: BeaconResult) => { reported()[result]++; });
 // A packed event becomes its URLs here: the main thread counted it as one item.
-port.on('message', (items: BeaconItem[] | 'heap') => {
-  if (items === 'heap') {
-    // (collected first when the process runs with --expose-gc, as the benchmarks do)
-    (globalThis as { gc?: () => void }).gc?.();
-    port.postMessage({ heapUsed: getHeapStatistics().used_heap_size });
-    return;
-  }
+port.on('message', (items: BeaconItem[] | typeof HEAP_ASK) => {
+  if (items === HEAP_ASK) return reportHeap(port);
   reported().more += delivery.send(items) - items.length;
 });

@@ -4,6 +4,7 @@
 // priority and reports how they ended. The marks that make each event fire once stay on the main thread with the store.
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from '../decide/message-batch.js';
+import { HeapAsks, type HeapReport } from '../decide/thread-heap.js';
 import type { BeaconDeliveryOptions, BeaconItem, BeaconResult, BeaconTransport } from './beacon-delivery.js';
 
 /**
@@ -18,7 +19,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   /** `outstanding`: items and URLs sent to the thread and not yet reported done (see BeaconThreadReport) */
   private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number } | undefined;
   private readonly waiters: Array<() => void> = [];
-  private readonly heapAsks: Array<(bytes: number) => void> = [];
+  private readonly heapAsks = new HeapAsks();
   private closed = false;
 
   constructor(private readonly options: BeaconDeliveryOptions & {
@@ -44,9 +45,9 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
     const post = batchedSender<readonly BeaconItem[]>((batch) => worker.postMessage(batch.flat()));
     const thread = { worker, send: post, outstanding: 0 };
-    worker.on('message', (report: BeaconThreadReport | { heapUsed: number }) => {
+    worker.on('message', (report: BeaconThreadReport | HeapReport) => {
       if ('heapUsed' in report) {
-        for (const answer of this.heapAsks.splice(0)) answer(report.heapUsed);
+        this.heapAsks.answer(report.heapUsed);
         return;
       }
       // (the expansion with the results: the URLs reported done may be the ones it added)
@@ -64,7 +65,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
       }
       thread.outstanding = 0;
       this.wakeIfIdle();
-      for (const answer of this.heapAsks.splice(0)) answer(0);
+      this.heapAsks.answer(0);
     };
     worker.on('error', (e) => lost(`the beacon thread failed: ${e.message}`));
     worker.on('exit', (code) => lost(`the beacon thread ended (exit code ${code})`));
@@ -85,10 +86,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   threadHeapUsed(): Promise<number> {
     const thread = this.thread;
     if (!thread) return Promise.resolve(0);
-    return new Promise((resolve) => {
-      this.heapAsks.push(resolve);
-      if (this.heapAsks.length === 1) thread.worker.postMessage('heap');
-    });
+    return this.heapAsks.ask(thread.worker);
   }
 
   idle(): Promise<void> {
