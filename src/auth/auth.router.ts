@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { EngineContext } from '../../kernel/context.js';
 import { engineError } from '../../kernel/core/errors.js';
 import { route, type RouteSpec } from '../../kernel/http/route.js';
-import { findUserByEmail, findUserById } from '../organizations/organization.store.js';
-import { verifyPassword } from './passwords.js';
+import { findUserByEmail, findUserById, replacePasswordHash } from '../organizations/organization.store.js';
+import { hashPassword, passwordNeedsRehash, verifyPassword } from './passwords.js';
 
 const authorizeBody = z.object({
   email: z.string().min(1).max(320),
@@ -45,6 +45,12 @@ export function authRoutes(ctx: EngineContext): RouteSpec[] {
           throw engineError('INVALID_CREDENTIALS');
         }
         await ctx.loginLimiter.reset(`email:${email}`);
+        if (passwordNeedsRehash(user.passwordHash)) {
+          // a hash of an older cost, brought to today's now that the password is known; a failure keeps the old one
+          await hashPassword(body.password)
+            .then((hash) => replacePasswordHash(ctx.store.db, user.id, user.passwordHash, hash))
+            .catch((error: unknown) => ctx.logger.warn({ err: error, userId: user.id }, 'could not rehash a password'));
+        }
         return { status: true, data: await ctx.tokens.issue(user) };
       },
     }),

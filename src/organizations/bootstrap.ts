@@ -1,5 +1,5 @@
 import type { EngineContext } from '../../kernel/context.js';
-import { generatePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
+import { generatePassword, hashPassword, passwordNeedsRehash, verifyPassword } from '../auth/passwords.js';
 import { createOrganization, findDefaultOrganization, findRole, findUserByEmail } from './organization.store.js';
 
 /**
@@ -32,7 +32,7 @@ export async function ensureDefaultOrganization(ctx: EngineContext): Promise<{ o
           created_at: now,
         })
         .execute();
-    } else if (ctx.config.adminPassword && !(await verifyPassword(ctx.config.adminPassword, master.passwordHash))) {
+    } else if (ctx.config.adminPassword && (passwordNeedsRehash(master.passwordHash) || !(await verifyPassword(ctx.config.adminPassword, master.passwordHash)))) {
       await trx.updateTable('users').set({ password_hash: await hashPassword(ctx.config.adminPassword) }).where('id', '=', master.id).execute();
     }
     return orgId;

@@ -148,3 +148,8 @@ export async function insertUser(
     .execute();
   return id;
 }
+
+/** The rehash at sign-in: only where the row still holds the hash the password was proven against. */
+export async function replacePasswordHash(db: Db | Tx, userId: string, previousHash: string, passwordHash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).where('password_hash', '=', previousHash).execute();
+}
