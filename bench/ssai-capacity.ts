@@ -25,6 +25,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
 import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 
@@ -327,7 +328,20 @@ async function main(): Promise<void> {
           samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
         })();
       }, 500) : undefined;
+      // SSAI_CAPACITY_PROFILE=dir: a CPU profile of this process's main thread (the one answering playlists) over the
+      // sessions, the ramp and the run, for the DevTools' Performance panel.
+      const profiler = process.env.SSAI_CAPACITY_PROFILE ? new Session() : undefined;
+      if (profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8${mode === 'guided' ? '?ads.mode=guided' : ''}`);
+      if (profiler) {
+        const { profile } = await profiler.post('Profiler.stop');
+        await writeFile(`${process.env.SSAI_CAPACITY_PROFILE}/${cueForm}-${mode}-${viewers}.cpuprofile`, JSON.stringify(profile));
+        profiler.disconnect();
+      }
       const stallsOfEngine = engineStalls.stop();
       if (sampler) {
         clearInterval(sampler);
