@@ -84,30 +84,68 @@ function hashText(s: string): number {
  * compact layout (a rebuilt object would grow an out-of-object property array past a few properties).
  */
 function freezeInterned(value: unknown): unknown {
-  if (typeof value === 'string') return intern(value);
-  if (value === null || typeof value !== 'object') return value;
+  return freezeShared(value);
+}
+
+/**
+ * The JSON text of the value freezeShared last returned, or undefined when that is over SHARED_MAX_JSON: a value's
+ * text is made from its parts' (each part is shared on its own), so a large value is never stringified whole and a
+ * small one is stringified once, not once per level it is nested in. (A variable, not a returned pair: no object
+ * per node of the walk.)
+ */
+let sharedJson: string | undefined;
+
+/** What JSON.stringify gives for a string of this length at least (its quotes): over the limit, it is not made. */
+const jsonOfString = (s: string): string | undefined => (s.length + 2 > SHARED_MAX_JSON ? undefined : JSON.stringify(s));
+
+function freezeShared(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const s = intern(value);
+    sharedJson = jsonOfString(s);
+    return s;
+  }
+  if (value === null || typeof value !== 'object') {
+    // (numbers from JSON.parse are finite: String() writes them as JSON does)
+    sharedJson = String(value);
+    return value;
+  }
+  let json: string | undefined;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = freezeInterned(value[i]);
+    json = '[';
+    for (let i = 0; i < value.length; i++) {
+      value[i] = freezeShared(value[i]);
+      json = json !== undefined && sharedJson !== undefined && json.length + sharedJson.length < SHARED_MAX_JSON ? (i ? `${json},${sharedJson}` : json + sharedJson) : undefined;
+    }
+    if (json !== undefined) json += ']';
   } else {
     const o = value as Record<string, unknown>;
+    json = '{';
+    let first = true;
     for (const k in o) {
       const before = o[k];
-      const x = freezeInterned(before);
+      const x = freezeShared(before);
+      if (json !== undefined && sharedJson !== undefined) {
+        const key = jsonOfString(k);
+        json = key !== undefined && json.length + key.length + sharedJson.length < SHARED_MAX_JSON ? `${json}${first ? '' : ','}${key}:${sharedJson}` : undefined;
+      } else json = undefined;
+      first = false;
       // (an interned string is === the parser's own copy: only an object can be skipped when it comes back the same)
       if (x === before && typeof x !== 'string') continue;
       // An own "__proto__" (JSON.parse makes one from a player's parameter): assigned, it would set the prototype.
       if (k === '__proto__') Object.defineProperty(o, k, { value: x });
       else o[k] = x;
     }
+    if (json !== undefined) json += '}';
   }
   Object.freeze(value);
   // A small stored value is shared too (frozen: safe under several keys): a retired break is the same for every viewer
   // given the same creatives (issue 19 point 4); a large one (a live break with its viewer's beacons) is its key's own.
-  const json = JSON.stringify(value);
-  if (json.length > SHARED_MAX_JSON) return value;
-  const hash = hashText(json);
+  sharedJson = json !== undefined && json.length <= SHARED_MAX_JSON ? json : undefined;
+  if (sharedJson === undefined) return value;
+  const hash = hashText(sharedJson);
   const hit = sharedValues.get(hash);
-  if (hit !== undefined && JSON.stringify(hit) === json) return hit;
+  // (the text of a hit is made again rather than kept: SHARED_MAX texts would cost more than the few hits' stringify)
+  if (hit !== undefined && JSON.stringify(hit) === sharedJson) return hit;
   if (sharedValues.size >= SHARED_MAX) sharedValues.clear();
   sharedValues.set(hash, value);
   return value;

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../../ssai/decide/avail-record.js';
-import { MemorySessionStore, RedisSessionStore } from '../../../ssai/store/session-store.js';
+import { frozenCopy, MemorySessionStore, RedisSessionStore } from '../../../ssai/store/session-store.js';
 import { deleteRedisPrefix, REDIS_URL, redisAvailable, testRedisPrefix } from '../../helpers/redis.js';
 
 /** A live break long out of the window as retired() keeps it: the same for every viewer given the same creatives. */
@@ -21,6 +22,41 @@ describe('memory session store values', () => {
     expect(await store.setIfAbsent('lock', 0, 1000)).toEqual({ value: 0, created: true });
     expect((await store.setIfAbsent('lock', 1, 1000)).value).toBe(0);
     await store.close();
+  });
+});
+
+const deepFrozen = (v: unknown): boolean => v === null || typeof v !== 'object' || (Object.isFrozen(v) && Object.values(v).every(deepFrozen));
+
+describe('frozenCopy (what both stores keep and hand out)', () => {
+  // The sharing check composes each value's JSON text from its parts' (so a large value is never stringified whole):
+  // a text that differed from JSON.stringify's would share nothing, and a wrong one would share unequal values.
+  it('gives a frozen copy JSON-equal to any value, one object for equal values up to 512 characters of JSON, never for larger', () => {
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 3 }), fc.boolean(), (value, padded) => {
+      const v = padded ? { pad: 'p'.repeat(300), value } : value;
+      const text = JSON.stringify(v);
+      const one = frozenCopy(v);
+      expect(JSON.stringify(one)).toBe(text);
+      expect(deepFrozen(one)).toBe(true);
+      const again = frozenCopy(JSON.parse(text));
+      if (one !== null && typeof one === 'object') {
+        if (text.length <= 512) expect(again).toBe(one);
+        else expect(again).not.toBe(one);
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('shares the small parts of a large value, and keeps strings with quotes, escapes and a __proto__ key as they were', () => {
+    const small = { url: 'https://t.example/imp?a="1"&b=\\n\u2028', n: -0, list: [1.5e-7, true, null, 'é'] };
+    const large = { big: 'x'.repeat(600), small };
+    const a = frozenCopy(large) as typeof large;
+    const b = frozenCopy(JSON.parse(JSON.stringify(large))) as typeof large;
+    expect(a).not.toBe(b);
+    expect(a.small).toBe(b.small);
+    expect(a.small).toBe(frozenCopy(small));
+    const proto = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as Record<string, unknown>;
+    const copy = frozenCopy(proto) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"x":1},"y":2}');
   });
 });
 
