@@ -70,7 +70,8 @@ export function frozenCopy(value: unknown): unknown {
 const SHARED_MAX = 5_000;
 /** up to this much JSON text: a retired break of two ads is ~350 characters; a live one with its beacons ~650 */
 const SHARED_MAX_JSON = 512;
-const sharedValues = new Map<number, unknown>();
+/** with their text, which a hit is checked against: at most SHARED_MAX × SHARED_MAX_JSON characters (2.6 MB) */
+const sharedValues = new Map<number, { value: unknown; json: string }>();
 
 /** FNV-1a over the UTF-16 code units: a table key, never trusted alone. */
 function hashText(s: string): number {
@@ -144,10 +145,10 @@ function freezeShared(value: unknown): unknown {
   if (sharedJson === undefined) return value;
   const hash = hashText(sharedJson);
   const hit = sharedValues.get(hash);
-  // (the text of a hit is made again rather than kept: SHARED_MAX texts would cost more than the few hits' stringify)
-  if (hit !== undefined && JSON.stringify(hit) === sharedJson) return hit;
+  // (the text is kept with the value: made again at each hit it cost a track's marks, twenty small pairs, half their copy)
+  if (hit !== undefined && hit.json === sharedJson) return hit.value;
   if (sharedValues.size >= SHARED_MAX) sharedValues.clear();
-  sharedValues.set(hash, value);
+  sharedValues.set(hash, { value, json: sharedJson });
   return value;
 }
 
