@@ -34,7 +34,8 @@ function parseStored(stored: string): { cost: ScryptCost; salt: Buffer; key: Buf
   const [N, r, p] = (parts.length === 6 ? parts.slice(1, 4) : [parts[1], '8', '1']).map(Number) as [number, number, number];
   const [saltText, keyText] = parts.slice(-2) as [string, string];
   const powerOfTwo = Number.isInteger(N) && N > 1 && (N & (N - 1)) === 0;
-  if (!powerOfTwo || !Number.isInteger(r) || !Number.isInteger(p) || r < 1 || p < 1 || 128 * r * (N + p) > MAX_MEMORY) return undefined;
+  // (p and r bounded too: memory does not bound the time a huge p would take)
+  if (!powerOfTwo || !Number.isInteger(r) || !Number.isInteger(p) || r < 1 || r > 32 || p < 1 || p > 16 || 128 * r * (N + p) > MAX_MEMORY) return undefined;
   if (!saltText || !keyText) return undefined;
   return { cost: { N, r, p }, salt: Buffer.from(saltText, 'base64url'), key: Buffer.from(keyText, 'base64url') };
 }

@@ -33,6 +33,8 @@ describe('passwords (scrypt)', () => {
       ['scrypt', '30000', ...good.slice(2)].join('$'), // N not a power of two
       ['scrypt', String(2 ** 22), ...good.slice(2)].join('$'), // 4 GiB asked
       ['scrypt', good[1], '0', good[3], good[4], good[5]].join('$'),
+      ['scrypt', good[1], good[2], '100000', good[4], good[5]].join('$'), // p asking for hours of work
+      ['scrypt', good[1], '33', good[3], good[4], good[5]].join('$'), // r over 32
       ['scrypt', good[1], good[2], good[3], '', good[5]].join('$'),
       good.slice(0, 5).join('$'),
     ]) {
