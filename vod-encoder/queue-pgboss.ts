@@ -1,5 +1,6 @@
 // Shared job queue on PostgreSQL with pg-boss (DATABASE_URL=postgres://…): any number of worker processes take jobs
 // from it, a job a worker dropped (shutdown: retried at once; crash: after its expiry) runs again on another.
+import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
@@ -22,6 +23,32 @@ export interface PgBossQueueOptions {
 }
 
 const queueName = (kind: JobKind): string => `vod-${kind}`;
+
+/**
+ * pg-boss 10 ends each job of `work()` with complete() or fail() and awaits neither (its manager.js onFetch): with the
+ * database away at that moment their rejection went unhandled (seen in test/faults/stores-under-load). A handler
+ * attached to each call's promise makes it handled; a caller that awaits still gets the rejection. Patched once, on
+ * pg-boss's Manager, since the instance is private to PgBoss.
+ */
+let jobEndLogger: Logger | undefined;
+function handleUnawaitedJobEnds(logger: Logger): void {
+  jobEndLogger = logger;
+  const manager = createRequire(import.meta.url)('pg-boss/src/manager.js') as { prototype: Record<string, unknown> };
+  if (manager.prototype.engineHandlesJobEnds) return;
+  manager.prototype.engineHandlesJobEnds = true;
+  for (const name of ['complete', 'fail'] as const) {
+    const original = manager.prototype[name] as (...args: unknown[]) => Promise<unknown>;
+    const jobEnd = function (this: unknown, ...args: unknown[]): Promise<unknown> {
+      const ended = original.apply(this, args);
+      ended.catch((error: unknown) => jobEndLogger?.warn({ err: error, call: name }, 'pg-boss could not record the end of a job'));
+      return ended;
+    };
+    // (PgBoss makes its own methods from the manager's by function name: the wrapper keeps the original's)
+    Object.defineProperty(jobEnd, 'name', { value: name });
+    manager.prototype[name] = jobEnd;
+  }
+}
+
 
 function mapState(state: PgBoss.JobWithMetadata['state']): JobState {
   switch (state) {
@@ -47,6 +74,7 @@ export class PgBossEncodeQueue implements EncodeQueue {
 
   constructor(private readonly opts: PgBossQueueOptions) {
     this.logger = opts.logger;
+    handleUnawaitedJobEnds(opts.logger);
     this.boss = this.newBoss();
     // A failed job with retries left goes back to the queue (retryDelay 1 s) for any worker.
     this.leases = opts.leases?.(async (queue, jobId) => {
