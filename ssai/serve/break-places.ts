@@ -104,7 +104,7 @@ export function oneRecordPerBreak(records: readonly AvailRecord[], target: numbe
   // (mergeRecords), and a long session holds hundreds of retired breaks. What is kept is the positions dropped: a
   // record replaced in place (retired, degraded) keeps its position and its break.
   const before = onePerBreak.get(records);
-  const known = (typeof before === 'number' ? before : before?.target) === target && before !== undefined ? before : placesDropped(records, target);
+  const known = (typeof before === 'number' ? before : before?.target) === target ? before! : placesDropped(records, target);
   if (known !== before) onePerBreak.set(records, known);
   if (typeof known === 'number') return records;
   const { dropped } = known;
