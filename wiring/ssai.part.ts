@@ -94,7 +94,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
       const threads = ctx.config.ssaiDecisionThreads;
       const beaconTimeoutMs = options.beaconTimeoutMs ?? 2000;
       const beaconThread = threads === 0 ? undefined : new ThreadedBeaconDelivery({
-        timeoutMs: beaconTimeoutMs, nice: ctx.config.ssaiDecisionNice, onResult: (result, n) => metrics.beacons.inc({ result }, n),
+        timeoutMs: beaconTimeoutMs, nice: ctx.config.ssaiBeaconNice, onResult: (result, n) => metrics.beacons.inc({ result }, n),
         onLost: (error, urls) => ctx.logger.warn({ component: 'ssai', error, urls }, 'the beacon thread ended: its beacons not yet sent count as failed'),
       });
       const beacons = new BeaconSender(sessions, {

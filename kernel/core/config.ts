@@ -31,7 +31,8 @@ export const CONFIG_VARIABLES = [
   ['NOTIFY_POLL_MS', '1000', 'how often the notification outbox is polled for due messages'],
   ['LINEAR_WINDOW_SEGMENTS', '15', 'segments per media playlist of a virtual channel (same on every instance)'],
   ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists, plus one sending the beacons (0: both on the main thread)'],
-  ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision and beacon threads run than the process: they take the cores the playlists leave'],
+  ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision threads run than the process: they take the cores the playlists leave'],
+  ['SSAI_BEACON_NICE', '15', 'how much nicer (OS priority, 0-19) the beacon thread runs than the process: behind the decisions, which have a deadline (a beacon may go out seconds late)'],
 ] as const;
 
 const rolesSchema = z
@@ -76,6 +77,7 @@ const envSchema = z.object({
   LINEAR_WINDOW_SEGMENTS: z.coerce.number().int().min(3).max(1000).default(15),
   SSAI_DECISION_THREADS: z.coerce.number().int().min(0).max(16).default(1),
   SSAI_DECISION_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  SSAI_BEACON_NICE: z.coerce.number().int().min(0).max(19).default(15),
 });
 
 export interface EngineConfig {
@@ -109,6 +111,7 @@ export interface EngineConfig {
   readonly linearWindowSegments: number;
   readonly ssaiDecisionThreads: number;
   readonly ssaiDecisionNice: number;
+  readonly ssaiBeaconNice: number;
 }
 
 export class ConfigError extends Error {
@@ -161,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     linearWindowSegments: value.LINEAR_WINDOW_SEGMENTS,
     ssaiDecisionThreads: value.SSAI_DECISION_THREADS,
     ssaiDecisionNice: value.SSAI_DECISION_NICE,
+    ssaiBeaconNice: value.SSAI_BEACON_NICE,
   });
 }
 

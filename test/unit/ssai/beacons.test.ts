@@ -1,4 +1,5 @@
 // BeaconSender: close cancels scheduled retries, a silent or trickling tracker is cut at the timeout, and the beacon thread sends and reports.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { ThreadedBeaconDelivery } from '../../../ssai/serve/beacon-thread.js';
 import { BeaconDelivery } from '../../../ssai/serve/beacon-delivery.js';
 import { MemorySessionStore } from '../../../ssai/store/session-store.js';
 import { NO_TRACKING, packTracking } from '../../../ssai/decide/packed-tracking.js';
+import { loadConfig } from '../../../kernel/core/config.js';
 
 describe('beacon sender close', () => {
   let server: http.Server;
@@ -121,6 +123,34 @@ describe('beacons on the beacon thread', () => {
       expect(await beacons.threadHeapUsed()).toBeGreaterThan(100_000); // the thread's own heap, asked of it
     } finally {
       await beacons.close();
+      tracker.closeAllConnections();
+      await new Promise((r) => tracker.close(r));
+    }
+  });
+});
+
+describe('the beacon thread\'s priority', () => {
+  it.skipIf(!existsSync('/proc/thread-self'))('runs at the niceness it is given (SSAI_BEACON_NICE), behind the decision threads by default (Linux)', async () => {
+    const tracker = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((r) => tracker.listen(0, '127.0.0.1', () => r()));
+    // the nice field (19th) of each task of this process's /proc stat
+    const niceOfTasks = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    const mine = niceOfTasks()[0] ?? 0;
+    const results: string[] = [];
+    const transport = new ThreadedBeaconDelivery({ nice: 6, onResult: (r) => results.push(r) });
+    try {
+      transport.send([`http://127.0.0.1:${(tracker.address() as AddressInfo).port}/b`]);
+      await transport.idle();
+      expect(results).toEqual(['sent']);
+      expect(niceOfTasks().filter((n) => n === mine + 6)).toHaveLength(1);
+      expect(niceOfTasks()[0]).toBe(mine); // the main thread keeps its own
+      // the defaults: beacons nicer than the decisions, which have a deadline
+      const config = loadConfig({});
+      expect(config.ssaiBeaconNice).toBeGreaterThan(config.ssaiDecisionNice);
+      expect(loadConfig({ SSAI_BEACON_NICE: '3' }).ssaiBeaconNice).toBe(3);
+      expect(() => loadConfig({ SSAI_BEACON_NICE: '20' })).toThrow(/SSAI_BEACON_NICE/);
+    } finally {
+      await transport.close();
       tracker.closeAllConnections();
       await new Promise((r) => tracker.close(r));
     }
