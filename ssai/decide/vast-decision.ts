@@ -239,14 +239,14 @@ function fetchOnce(url: string, deadline: number, now: () => number, maxBytes: n
         // (a settled answer's body is read to its end and dropped, as body.dump() did: the connection is kept)
       },
       onResponseData: (c, chunk) => {
-        if (settled) return;
         size += chunk.length;
+        // (past maxBytes the connection is cut, an answer already settled too: an endless error body holds nothing)
         if (size > maxBytes) {
           settle({ ok: false, error: { reason: 'malformed', message: `response larger than ${maxBytes} bytes` } });
           c.abort(new Error('too large'));
           return;
         }
-        chunks.push(chunk);
+        if (!settled) chunks.push(chunk);
       },
       onResponseEnd: () => settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8'), status }),
       onResponseError: (_c, err) => failed(err),

@@ -14,6 +14,7 @@ const iab = (rel: string): string => readFileSync(IAB + rel, 'utf8');
 let server: Server;
 let base = '';
 const hits: string[] = [];
+let endlessClosed = 0;
 // The IAB wrapper says followAdditionalWrappers="0"; chains of several wrappers need it allowed.
 const wrapperTo = (target: string) => iab('4.0/Wrapper_Tag-test.xml').replace('followAdditionalWrappers="0"', 'followAdditionalWrappers="1"').replace(/<VASTAdTagURI>[\s\S]*?<\/VASTAdTagURI>/, `<VASTAdTagURI><![CDATA[${base}${target}]]></VASTAdTagURI>`);
 beforeAll(async () => {
@@ -28,6 +29,14 @@ beforeAll(async () => {
     if (url.pathname === '/slow') { setTimeout(() => send(iab('4.0/Inline_Linear_Tag-test.xml')), 3000); return; }
     if (url.pathname === '/wrapper-to-slow') return send(wrapperTo('/slow'));
     if (url.pathname === '/error') return send('oops', 500);
+    // an answer of 64 KB, and an error whose body never ends (a chunk every 5 ms until the client goes)
+    if (url.pathname === '/large') return send(`<VAST version="4.0"><!--${'x'.repeat(64 * 1024)}--></VAST>`);
+    if (url.pathname === '/endless-error') {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      const t = setInterval(() => res.write('z'.repeat(4096)), 5);
+      res.on('close', () => { clearInterval(t); endlessClosed++; });
+      return;
+    }
     if (url.pathname === '/malformed') return send('<VAST version="4.0"><Ad><InLine>');
     if (url.pathname === '/empty') return send('<VAST version="4.0"/>');
     if (url.pathname === '/html') return send('<html><body>hi</body></html>');
@@ -141,6 +150,20 @@ describe.skipIf(!VECTORS_DIR)('VAST decisions over HTTP', () => {
     expect(reasons).toEqual(['http 500', 'malformed', 'malformed', 'empty', 'http 404']);
     const refused = await new VastDecisionClient().decide({ ...req('/inline'), adServerUrl: 'http://127.0.0.1:1/vast' });
     expect(refused.ok ? 'ok' : refused.error.reason).toBe('http');
+  });
+
+  it('bounds what it reads: an answer over maxBodyBytes is malformed, an error\'s endless body is cut', async () => {
+    const small = new VastDecisionClient({ maxBodyBytes: 16 * 1024, budgetMs: 60_000 });
+    const large = await small.decide(req('/large'));
+    expect(large.ok ? 'ok' : large.error.message).toMatch(/larger than 16384 bytes/);
+    // under the default bound the same 64 KB is read whole and parsed: a VAST without ads
+    const whole = await new VastDecisionClient({ budgetMs: 60_000 }).decide(req('/large'));
+    expect(whole.ok ? 'ok' : whole.error.reason).toBe('empty');
+    const endless = await small.decide(req('/endless-error'));
+    expect(endless.ok ? 'ok' : `${endless.error.reason} ${endless.error.status}`).toBe('http 503');
+    // answered at its status; the body is dropped as it comes and the connection cut once past maxBodyBytes
+    for (let i = 0; i < 200 && endlessClosed === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(endlessClosed).toBe(1);
   });
 
   it('takes the ads of the first VMAP break and lists every break', async () => {
