@@ -5,7 +5,7 @@ import { DOMParser } from '@xmldom/xmldom';
 import { VASTClient } from '@dailymotion/vast-client';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { SpliceInfo } from '../../media/scte35.js';
 import { inlineLinearAds } from '../parse/vast-inline.js';
 import { universalAdIdOf, type LinearAd } from '../parse/linear-ad.js';
@@ -190,7 +190,15 @@ async function fetchText(url: string, deadline: number, now: () => number, maxBy
 }
 
 /**
- * One GET through the global dispatcher's dispatch with a handler that gathers the body: no body stream, no async
+ * The ad servers' connections, this module's own (one per thread), not undici's global dispatcher: that slot is shared
+ * with Node's bundled undici, and once a fetch() has run in the thread it holds Node's own agent, an older undici that
+ * refuses this module's handlers (`invalid onError method`, seen on the main thread's debug decisions).
+ */
+let agent: Agent | undefined;
+const adServerAgent = (): Agent => (agent ??= new Agent());
+
+/**
+ * One GET through the agent's dispatch with a handler that gathers the body: no body stream, no async
  * iterator and no promise per chunk, as request() makes. Why: at 10,000 viewers a no-notice break asks the ad server
  * ~10,000 times within seconds, and undici's request() with its stream was the largest part of the decision thread's
  * CPU after the sockets (a CPU profile of bench/ssai-capacity.ts: undici 16%, streams and events 5%); the thread is
@@ -252,7 +260,7 @@ function fetchOnce(url: string, deadline: number, now: () => number, maxBytes: n
       onResponseError: (_c, err) => failed(err),
     };
     try {
-      getGlobalDispatcher().dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headersTimeout: left, bodyTimeout: left }, handler);
+      adServerAgent().dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headersTimeout: left, bodyTimeout: left }, handler);
     } catch (e) {
       failed(e);
     }
