@@ -256,7 +256,8 @@ function fetchOnce(url: string, deadline: number, now: () => number, maxBytes: n
         }
         if (!settled) chunks.push(chunk);
       },
-      onResponseEnd: () => settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8'), status }),
+      // (an answer settled at its status has dropped its body: nothing to join)
+      onResponseEnd: () => { if (!settled) settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8'), status }); },
       onResponseError: (_c, err) => failed(err),
     };
     try {
