@@ -4,7 +4,8 @@
 // phase, and latency counts from the scheduled send, so a stall shows as latency instead of slowing the load down. The
 // origin (real-time live window, 2 s segments, a 10 s break every 20 s: a break in every window) and the ad server run
 // in a child process, the load generator in another (many sockets, its own event loop), the engine in this one.
-// Beside each run: a static node:http server answering the origin's media playlist at the same rate (baseline).
+// Beside each run: a static node:http server answering the origin's media playlist at the same rate (baseline); with
+// segments, also the segment redirects and beacons of that traffic (floorServer: the floor of the machine without SSAI).
 // Viewers join over a ramp (default 20 s, one break cycle: an audience arrives over time, each viewer's first reload
 // at its own moment) and are measured once all have joined, for `seconds`; the ramp is reported on its own, and a ramp
 // of 0 makes every viewer join in the same 2 s (a flood: the first break then asks for every decision at once).
@@ -27,6 +28,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
+import { ThreadedBeaconDelivery } from '../ssai/serve/beacon-thread.js';
 import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 
 const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
@@ -264,6 +266,43 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
 // ---------------------------------------------------------------------------------------------------------------
 // main: the engine, the runs, the report
 // ---------------------------------------------------------------------------------------------------------------
+/**
+ * The floor of a run with segments: the same traffic with no SSAI work, from a bare node:http server in this process.
+ * Its media playlist is the origin's, whose last three segments are, when they start in the first 10 s of a 20 s
+ * cycle, segment URIs of the engine's form (so the load generator fetches each once, as it fetches ad segments); each answers a 302 and sends
+ * `beaconsPerSegment` beacons (the engine's own ratio in the run before, carried over in fractions) to the fixture
+ * ad server's tracker through the engine's beacon thread, as the engine does. What this floor costs on a machine is
+ * what no SSAI logic can go under there.
+ */
+function floorServer(originText: string, trackerBase: string, beaconsPerSegment: number): { server: http.Server; close(): Promise<void> } {
+  const lines = originText.trimEnd().split('\n');
+  const uriLines = lines.flatMap((l, i) => (l && !l.startsWith('#') ? [i] : [])).slice(-3);
+  const beacons = new ThreadedBeaconDelivery({ timeoutMs: 2000, nice: 15 });
+  let owed = 0, n = 0;
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/v1/segment/')) {
+      const urls: string[] = [];
+      for (owed += beaconsPerSegment; owed >= 1; owed--) urls.push(`${trackerBase}/track/start/floor?sid=${n++}`);
+      beacons.send(urls);
+      res.writeHead(302, { location: `${trackerBase}/creative/floor.ts` });
+      res.end();
+      return;
+    }
+    // Segment j (2 s from j × 2 s, wall clock) is an "ad" segment when it starts in the first 10 s of a 20 s cycle:
+    // five a cycle, each listed three times and fetched once, as a break's five ad segments are.
+    const at = Math.floor(Date.now() / 2000);
+    const out = lines.slice();
+    uriLines.forEach((line, k) => {
+      const j = at - uriLines.length + 1 + k;
+      if (j % 10 < 5) out[line] = `/v1/segment/floor/${j}.ts`;
+    });
+    const text = `${out.join('\n')}\n`;
+    res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' });
+    res.end(text);
+  });
+  return { server, close: () => beacons.close() };
+}
+
 async function main(): Promise<void> {
   const levels = (process.argv[2] ?? '3000,6000,10000').split(',').map(Number);
   const seconds = Number(process.argv[3] ?? 40);
@@ -367,14 +406,20 @@ async function main(): Promise<void> {
       const availSeconds = delta('ssai_avail_seconds_total');
       const filledSeconds = delta('ssai_avail_filled_seconds_total');
       await engine.close();
-      // The static baseline at the same rate: the origin's media playlist from a bare node:http server in this process.
+      // The static baseline at the same rate: the origin's media playlist from a bare node:http server in this process;
+      // with segments, the floor of the same traffic without SSAI (floorServer).
       const originText = await (await fetch(`${w.first.origin}/live/v0.m3u8`)).text();
-      const bare = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); });
-      await new Promise<void>((r) => bare.listen(0, '127.0.0.1', () => r()));
+      const segmentRedirects = delta('ssai_playlists_served_total{kind="segment"');
+      const beaconsSent = delta('ssai_beacons_total{result="sent"}');
+      const bare = process.env.SSAI_CAPACITY_SEGMENTS !== '0'
+        ? floorServer(originText, w.first.vast, segmentRedirects ? beaconsSent / segmentRedirects : 0)
+        : { server: http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); }), close: async () => undefined };
+      await new Promise<void>((r) => bare.server.listen(0, '127.0.0.1', () => r()));
       const cpu2 = process.cpuUsage();
-      const baseline = await runLoad(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
+      const baseline = await runLoad(`http://127.0.0.1:${(bare.server.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
       const cpu3 = process.cpuUsage(cpu2);
-      bare.close();
+      bare.server.close();
+      await bare.close();
       // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
       const cpuUs = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / Math.max(1, n));
       const run = {
@@ -409,7 +454,7 @@ async function main(): Promise<void> {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '0' ? ', playlists waiting for a break still being decided (cutBeforeUndecidedBreaks off)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process`,
+    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '0' ? ', playlists waiting for a break still being decided (cutBeforeUndecidedBreaks off)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', its last three segments, 10 s of every 20, segment URIs that the viewers fetch once each and that it answers with a 302 and the engine\'s beacons per segment of the run before, sent through the beacon thread (the floor of the same traffic without SSAI)' : ''}`,
     goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
     vastParseUs,
     runs,
