@@ -4,6 +4,8 @@
 // phase, and latency counts from the scheduled send, so a stall shows as latency instead of slowing the load down. The
 // origin (real-time live window, 2 s segments, a 10 s break every 20 s: a break in every window) and the ad server run
 // in a child process, the load generator in another (many sockets, its own event loop), the engine in this one.
+// The load generator is the C one (bench/lib/open-loop-load.c, built with the machine's `cc`): the Node one took 0.6-0.8
+// of a core at 10,000 viewers, cores real players never take from a server. SSAI_CAPACITY_LOADGEN=node: the Node one.
 // Beside each run: a static node:http server answering the origin's media playlist at the same rate (baseline); with
 // segments, also the segment redirects and beacons of that traffic (floorServer: the floor of the machine without SSAI).
 // Viewers join over a ramp (default 20 s, one break cycle: an audience arrives over time, each viewer's first reload
@@ -29,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
 import { ThreadedBeaconDelivery } from '../ssai/serve/beacon-thread.js';
+import { buildNativeLoad, runNativeLoad } from './lib/native-load.js';
 import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 
 const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
@@ -52,6 +55,8 @@ type LoadResult = {
   segments?: { sent: number; errors: number; p50Ms: number; p99Ms: number };
   /** guided viewers: the asset lists fetched (one per viewer and break), measured part; filled: answered with ads */
   assetLists?: { sent: number; errors: number; filled: number; p50Ms: number; p99Ms: number };
+  /** which load generator made the load: the C one (bench/lib/open-loop-load.c) or the Node one */
+  loadGenerator?: 'native' | 'node';
 };
 
 /**
@@ -131,6 +136,15 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     }
   }));
   const setupMs = Date.now() - setup0;
+  // The C generator, when the main process built it and no guided viewer needs asset lists: the same schedule and
+  // fetches at a fraction of the CPU (see open-loop-load.c), so the engine keeps the cores real players leave it.
+  const native = process.env.SSAI_CAPACITY_NATIVE_LOADGEN;
+  if (native && !masterPath.includes('ads.mode=guided')) {
+    await pool.close();
+    const result = await runNativeLoad(native, base, media, { seconds, rampSeconds, periodMs: PERIOD_MS, connections: Math.min(1024, Math.max(64, Math.ceil(viewers / 10))), segments: process.env.SSAI_CAPACITY_SEGMENTS !== '0' });
+    process.stdout.write(`${JSON.stringify({ ...result, setupMs })}\n`);
+    process.exit(0);
+  }
   // Viewer i joins at t0 + join[i] (uniform over the ramp) and reloads every period from there. Sorted by its phase
   // within the period, so one cursor walks the schedule round by round; a viewer is skipped until its first round.
   const rampMs = Math.max(PERIOD_MS, Math.round(rampSeconds * 1000 / PERIOD_MS) * PERIOD_MS);
@@ -257,7 +271,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const segments = withSegments ? { sent: segmentsSent, errors: segmentErrors, p50Ms: quantile(segmentLatencies, 0.5), p99Ms: quantile(segmentLatencies, 0.99) } : undefined;
   assetListLatencies.sort((a, b) => a - b);
   const assetLists = assetListsSent ? { sent: assetListsSent, errors: assetListErrors, filled: assetListsFilled, p50Ms: quantile(assetListLatencies, 0.5), p99Ms: quantile(assetListLatencies, 0.99) } : undefined;
-  const result: LoadResult = { ...(segments ? { segments } : {}), ...(assetLists ? { assetLists } : {}), viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
+  const result: LoadResult = { ...(segments ? { segments } : {}), ...(assetLists ? { assetLists } : {}), loadGenerator: 'node', viewers, seconds, sent, answered, errors, statuses, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: q(1), withAds, setupMs, ramp, cpuMs: Math.round((cpu.user + cpu.system) / 1000), stalls, bySecond, measureFromWallMs: Math.round(performance.timeOrigin + measureFrom) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   await pool.close();
   process.exit(0);
@@ -308,6 +322,10 @@ async function main(): Promise<void> {
   const seconds = Number(process.argv[3] ?? 40);
   const cueForms = (process.argv[4] ?? 'daterange-ahead,cue-out').split(',');
   const rampSeconds = Number(process.argv[5] ?? 20);
+  // The load generator: the C one unless SSAI_CAPACITY_LOADGEN=node (or no C compiler); its load children find it here.
+  const nativeLoad = process.env.SSAI_CAPACITY_LOADGEN === 'node' ? undefined : await buildNativeLoad();
+  if (nativeLoad) process.env.SSAI_CAPACITY_NATIVE_LOADGEN = nativeLoad;
+  else delete process.env.SSAI_CAPACITY_NATIVE_LOADGEN;
   const { startEngineWith } = await import('../test/ssai/setup.js');
   const { CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
   const runs: Array<Record<string, unknown>> = [];
@@ -454,7 +472,7 @@ async function main(): Promise<void> {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
-    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '0' ? ', playlists waiting for a break still being decided (cutBeforeUndecidedBreaks off)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator (undici pool) in another, engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', its last three segments, 10 s of every 20, segment URIs that the viewers fetch once each and that it answers with a 302 and the engine\'s beacons per segment of the run before, sent through the beacon thread (the floor of the same traffic without SSAI)' : ''}`,
+    method: `open loop: the sessions are made (one master playlist each, 64 at a time), the viewers join over a ${rampSeconds} s ramp (each at its own moment; reported apart), then ${seconds} s are measured: every viewer its own session and own ads (ad server /vast-viewer), one media playlist request per ${PERIOD_MS / 1000} s at its own phase, latency from the scheduled send${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', and each new ad segment among its playlist\'s last three fetched once (a redirect that fires the beacons)' : ''}; ad decisions on ${process.env.SSAI_DECISION_THREADS ?? '1'} decision thread(s)${process.env.SSAI_CAPACITY_CUT === '0' ? ', playlists waiting for a break still being decided (cutBeforeUndecidedBreaks off)' : ''}; origin (${cueForms.join(' cues, then ')} cues, 2 s segments, a 10 s break every 20 s) and ad server in one child process, load generator in another (${nativeLoad ? 'the C one, bench/lib/open-loop-load.c: one epoll loop, keep-alive connections of a pool; the sessions made through undici' : 'an undici pool'}${nativeLoad && (process.env.SSAI_CAPACITY_MODES ?? '').includes('guided') ? '; the Node one for guided viewers' : ''}), engine in this one; baseline: a bare node:http server answering the origin's media playlist at the same rate from this process${process.env.SSAI_CAPACITY_SEGMENTS !== '0' ? ', its last three segments, 10 s of every 20, segment URIs that the viewers fetch once each and that it answers with a 302 and the engine\'s beacons per segment of the run before, sent through the beacon thread (the floor of the same traffic without SSAI)' : ''}`,
     goal: { viewers: 10_000, p99Ms: 50, fill: 1, bytesPerViewer: 2048 },
     vastParseUs,
     runs,
