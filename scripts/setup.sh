@@ -2,13 +2,13 @@
 # Installs what the engine needs on a Debian machine with Node 20: Debian packages through apt-get
 # (never a binary from elsewhere) and the npm packages of package-lock.json.
 #   bash scripts/setup.sh          what `npm start` needs (ffmpeg)
-#   bash scripts/setup.sh --test   plus what the tests need (chromium, espeak-ng, pocketsphinx)
+#   bash scripts/setup.sh --test   plus what the tests need (chromium, espeak-ng, pocketsphinx; gcc for the C load generator of bench/ssai-capacity)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(ffmpeg)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium espeak-ng pocketsphinx pocketsphinx-en-us)
+  packages+=(chromium espeak-ng pocketsphinx pocketsphinx-en-us gcc libc6-dev)
 fi
 
 missing=()
