@@ -105,7 +105,9 @@ async function world(cueForm: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 async function load(base: string, viewers: number, seconds: number, rampSeconds: number, masterPath: string, mediaPath: string): Promise<void> {
   const { Pool } = await import('undici');
-  const pool = new Pool(base, { connections: Math.min(1024, Math.max(64, Math.ceil(viewers / 10))), keepAliveTimeout: 30_000 });
+  // the pool's connections, the same for either generator
+  const connections = Math.min(1024, Math.max(64, Math.ceil(viewers / 10)));
+  const pool = new Pool(base, { connections, keepAliveTimeout: 30_000 });
   // Each request through the pool's dispatch with a handler that gathers the body: no body stream and no async iterator
   // per request, as request() and body.text() make. The load generator shares the machine with the engine (on 2 cores it
   // took 0.45–0.6 of a core at 10,000 viewers); what it saves is left to the engine, and the baseline is loaded the
@@ -136,12 +138,15 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     }
   }));
   const setupMs = Date.now() - setup0;
+  // Unless SSAI_CAPACITY_SEGMENTS=0, each viewer also fetches the new ad segments of the live edge (the last 3 of its playlist)
+  // once, as a player does; a redirect to the creative, whose first, quartile and last segments fire the beacons.
+  const withSegments = process.env.SSAI_CAPACITY_SEGMENTS !== '0';
   // The C generator, when the main process built it and no guided viewer needs asset lists: the same schedule and
   // fetches at a fraction of the CPU (see open-loop-load.c), so the engine keeps the cores real players leave it.
   const native = process.env.SSAI_CAPACITY_NATIVE_LOADGEN;
   if (native && !masterPath.includes('ads.mode=guided')) {
     await pool.close();
-    const result = await runNativeLoad(native, base, media, { seconds, rampSeconds, periodMs: PERIOD_MS, connections: Math.min(1024, Math.max(64, Math.ceil(viewers / 10))), segments: process.env.SSAI_CAPACITY_SEGMENTS !== '0' });
+    const result = await runNativeLoad(native, base, media, { seconds, rampSeconds, periodMs: PERIOD_MS, connections, segments: withSegments });
     process.stdout.write(`${JSON.stringify({ ...result, setupMs })}\n`);
     process.exit(0);
   }
@@ -157,9 +162,6 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
   const perSecond: Array<{ lat: number[]; ads: number; late: number[] }> = [];
   const statuses: Record<string, number> = {};
   let sent = 0, rampSent = 0, answered = 0, errors = 0, withAds = 0;
-  // Unless SSAI_CAPACITY_SEGMENTS=0, each viewer also fetches the new ad segments of the live edge (the last 3 of its playlist)
-  // once, as a player does; a redirect to the creative, whose first, quartile and last segments fire the beacons.
-  const withSegments = process.env.SSAI_CAPACITY_SEGMENTS !== '0';
   const fetchedByViewer: string[][] = withSegments ? Array.from({ length: viewers }, () => []) : [];
   const segmentLatencies: number[] = [];
   let segmentsSent = 0, segmentErrors = 0;

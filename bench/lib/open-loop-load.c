@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -63,7 +62,7 @@ static int epfd;
 static conn_t *conns;
 static int nconns;
 static int *idle_stack, nidle;
-static request_t *queue; /* ring of requests waiting for a free connection */
+static request_t *queue; /* requests waiting for a free connection, first in first out (submit, release) */
 static size_t q_head, q_len, q_cap;
 
 static char **paths;
@@ -75,7 +74,9 @@ static int with_segments;
 static media_record_t *media_records; static size_t n_media, cap_media;
 static double *ramp_lat; static size_t n_ramp, cap_ramp;
 static double *seg_lat; static size_t n_seg, cap_seg;
-static double *late; static int *late_second; static size_t n_late, cap_late;
+/* how late each measured send left, against its schedule (the generator's own lag), by second of the run */
+typedef struct { double ms; int second; } late_record_t;
+static late_record_t *late; static size_t n_late, cap_late;
 static long sent, ramp_sent, answered, errors, with_ads, segments_sent, segment_errors;
 static long statuses[600], status_error;
 static double measure_from;
@@ -121,7 +122,7 @@ static void record_answer(const request_t *r, int status, const char *body, size
 static void try_write(conn_t *c) {
   while (c->connected && c->out_off < c->out_len) {
     ssize_t w = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
-    if (w < 0) { if (errno == EAGAIN) return; return; /* the read side sees the error */ }
+    if (w < 0) return; /* EAGAIN: EPOLLOUT resumes it; an error: the read side sees it */
     c->out_off += (size_t)w;
   }
 }
@@ -183,7 +184,10 @@ static int parse_response(conn_t *c, int *status, char **body, size_t *body_len,
   *close_after = 0;
   for (char *line = memchr(buf, '\n', head_len) + 1; line < end; line = memchr(line, '\n', (size_t)(end + 2 - line)) + 1) {
     if (strncasecmp(line, "content-length:", 15) == 0) content_length = strtol(line + 15, NULL, 10);
-    else if (strncasecmp(line, "transfer-encoding:", 18) == 0 && strcasestr(line, "chunked") && strcasestr(line, "chunked") < strchr(line, '\n')) chunked = 1;
+    else if (strncasecmp(line, "transfer-encoding:", 18) == 0) {
+      const char *value = strcasestr(line, "chunked"); /* on this line, not a later one */
+      chunked = value != NULL && value < strchr(line, '\n');
+    }
     else if (strncasecmp(line, "connection:", 11) == 0 && strncasecmp(line + 11 + strspn(line + 11, " "), "close", 5) == 0) *close_after = 1;
   }
   if (chunked) {
@@ -382,11 +386,8 @@ int main(int argc, char **argv) {
         int measured = at >= measure_from;
         if (measured) {
           sent++;
-          size_t had = cap_late;
           late = grow(late, &cap_late, n_late + 1, sizeof *late);
-          if (cap_late != had && !(late_second = realloc(late_second, cap_late * sizeof *late_second))) { perror("realloc"); return 1; }
-          late[n_late] = now - at;
-          late_second[n_late++] = (int)((at - measure_from) / 1000);
+          late[n_late++] = (late_record_t){ now - at, (int)((at - measure_from) / 1000) };
         } else ramp_sent++;
         submit((request_t){ .viewer = i, .kind = MEDIA, .measured = measured, .scheduled = at, .path = paths[i] });
       }
@@ -444,12 +445,12 @@ int main(int argc, char **argv) {
   for (int s = 0; s < seconds_n; s++) {
     size_t cnt = 0, ads = 0, lcnt = 0;
     for (size_t i = 0; i < n_media; i++) if (media_records[i].second == s) cnt++;
-    for (size_t i = 0; i < n_late; i++) if (late_second[i] == s) lcnt++;
+    for (size_t i = 0; i < n_late; i++) if (late[i].second == s) lcnt++;
     if (!cnt && !lcnt) continue;
     double *l = malloc((cnt + 1) * sizeof *l), *lt = malloc((lcnt + 1) * sizeof *lt);
     size_t a = 0, b = 0;
     for (size_t i = 0; i < n_media; i++) if (media_records[i].second == s) { l[a++] = media_records[i].latency; ads += (size_t)media_records[i].ads; }
-    for (size_t i = 0; i < n_late; i++) if (late_second[i] == s) lt[b++] = late[i];
+    for (size_t i = 0; i < n_late; i++) if (late[i].second == s) lt[b++] = late[i].ms;
     qsort(l, cnt, sizeof *l, cmp_double);
     qsort(lt, lcnt, sizeof *lt, cmp_double);
     double p99 = cnt ? l[(size_t)(0.99 * cnt) < cnt ? (size_t)(0.99 * cnt) : cnt - 1] : 0;
