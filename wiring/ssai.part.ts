@@ -13,6 +13,7 @@ import type { PrepareSlateFn } from '../ssai/decide/slate-fill.js';
 import { localSlatePreparer, slateImageFrom } from '../ssai/decide/slate.js';
 import { BeaconSender } from '../ssai/serve/beacons.js';
 import { ThreadedBeaconDelivery } from '../ssai/serve/beacon-thread.js';
+import { registerThreadMetrics } from '../ssai/serve/thread-metrics.js';
 import { createSsaiMetrics, type SsaiMetrics } from '../ssai/metrics.js';
 import { OriginFetcher } from '../ssai/serve/origin-fetcher.js';
 import { createSessionStore, type SessionStore } from '../ssai/store/session-store.js';
@@ -115,6 +116,7 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
           if (beaconHeap > 0) this.set({ thread: 'beacons' }, beaconHeap);
         },
       });
+      registerThreadMetrics(ctx.metrics.registry, () => [...threaded?.threadIds() ?? [], ...beaconThread?.threadIds() ?? []]);
       const debugLog = new DebugLog({ store: sessions, logger: ctx.logger.child({ component: 'ssai' }), metrics, now: () => ctx.clock.nowMs() });
       // A debug session's decisions run on this thread through a client that shows the log each ad server exchange
       // (a decision client given in the options is kept: then only the decisions are logged).

@@ -3,10 +3,10 @@
 // viewers they are a burst of ~2,000 decisions a second in the seconds before each break: on the playlists' own
 // thread that burst held every reload behind it (bench/ssai-capacity.ts). The planner, the store and the creatives
 // stay on the main thread; only the request and its answer cross, as structured-cloned plain data.
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from './message-batch.js';
 import { HeapAsks, type HeapReport } from './thread-heap.js';
+import { threadCpuMs } from './thread-times.js';
 import { fillAdServerUrl, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 
 /**
@@ -47,8 +47,6 @@ type ThreadMessage = DecisionThreadAnswer[] | { tid: number } | HeapReport;
  */
 const GRACE_MS = 2_000;
 const WATCH_MS = 500;
-/** /proc's clock ticks a second (USER_HZ: 100 on every Linux architecture node runs on) */
-const TICKS_PER_SECOND = 100;
 
 export class ThreadedDecisionClient implements AdDecisionClient {
   private readonly threads: Array<Thread | undefined>;
@@ -164,6 +162,13 @@ export class ThreadedDecisionClient implements AdDecisionClient {
     return thread;
   }
 
+  /** The OS task ids of the running threads (Linux, once each has told it), named as the metrics name them. */
+  threadIds(): Array<{ thread: string; tid: number }> {
+    const out: Array<{ thread: string; tid: number }> = [];
+    this.threads.forEach((t, slot) => { if (t?.tid !== undefined) out.push({ thread: `decisions-${slot}`, tid: t.tid }); });
+    return out;
+  }
+
   /** Each running thread's heap in use (collected first where the process runs with --expose-gc), by slot. */
   threadHeapsUsed(): Promise<number[]> {
     return Promise.all(this.threads.filter((t): t is Thread => t !== undefined).map((thread) => thread.heapAsks.ask(thread.worker)));
@@ -189,16 +194,6 @@ function spinning(thread: Thread, now: number): boolean {
   return before !== undefined && now > before.ms && cpuMs - before.cpuMs >= 0.2 * (now - before.ms);
 }
 
-/** A task's user + system CPU time in ms, from /proc/self/task/<tid>/stat (fields 14 and 15); undefined if unreadable. */
-function threadCpuMs(tid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function stopped(message: string): AdDecisionResult {
   return { ok: false, error: { reason: 'http', message } };

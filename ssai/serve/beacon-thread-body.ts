@@ -9,8 +9,11 @@ import type { BeaconThreadReport } from './beacon-thread.js';
 const port = parentPort;
 if (!port) throw new Error('beacon-thread-body runs in a worker thread');
 const { nice, ...options } = workerData as BeaconDeliveryOptions & { nice?: number };
+const tid = thisThreadsTid();
+// the main thread reports this task's CPU time and run-queue wait as metrics (thread-metrics.ts)
+if (tid !== undefined) port.postMessage({ tid });
 // A beacon may go out a second late without harm; a playlist may not.
-lowerThisThreadsPriority(thisThreadsTid(), nice ?? 0);
+lowerThisThreadsPriority(tid, nice ?? 0);
 
 /** What happened in one turn of this event loop, reported in one message. */
 let report: BeaconThreadReport | undefined;

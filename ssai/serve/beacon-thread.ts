@@ -17,7 +17,7 @@ const ENTRY = new URL('./beacon-thread-entry.mjs', import.meta.url);
 
 export class ThreadedBeaconDelivery implements BeaconTransport {
   /** `outstanding`: items and URLs sent to the thread and not yet reported done (see BeaconThreadReport) */
-  private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number } | undefined;
+  private thread: { worker: Worker; send: (items: readonly BeaconItem[]) => void; outstanding: number; tid?: number } | undefined;
   private readonly waiters: Array<() => void> = [];
   private readonly heapAsks = new HeapAsks();
   private closed = false;
@@ -44,8 +44,12 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
     worker.unref(); // the engine's close terminates it
     // the URLs of one turn as one message (a message costs a clone and a wake-up of the thread)
     const post = batchedSender<readonly BeaconItem[]>((batch) => worker.postMessage(batch.flat()));
-    const thread = { worker, send: post, outstanding: 0 };
-    worker.on('message', (report: BeaconThreadReport | HeapReport) => {
+    const thread: NonNullable<ThreadedBeaconDelivery['thread']> = { worker, send: post, outstanding: 0 };
+    worker.on('message', (report: BeaconThreadReport | HeapReport | { tid: number }) => {
+      if ('tid' in report) {
+        thread.tid = report.tid;
+        return;
+      }
       if ('heapUsed' in report) {
         this.heapAsks.answer(report.heapUsed);
         return;
@@ -80,6 +84,12 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
 
   private wakeIfIdle(): void {
     if (this.isIdle) for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** The thread's OS task id (Linux, once it has told it), named as the metrics name it. */
+  threadIds(): Array<{ thread: string; tid: number }> {
+    const tid = this.thread?.tid;
+    return tid === undefined ? [] : [{ thread: 'beacons', tid }];
   }
 
   /** The heap the thread uses after a collection (0 before it started): benchmarks count it with the process's. */
