@@ -405,7 +405,12 @@ async function main(): Promise<void> {
         await profiler.post('Profiler.enable');
         await profiler.post('Profiler.start');
       }
+      // Each engine thread's CPU and run-queue wait (ssai_thread_* from the engine's registry, read from /proc) once a
+      // second, to give the measured part alone: the main thread waiting for a core is starved, not slow.
+      const threadSamples: ThreadSample[] = [];
+      const threadSampler = setInterval(() => { void threadSample(engine.ctx.metrics.registry).then((t) => threadSamples.push(t)); }, 1000);
       const proxy = await runLoad(engine.url, viewers, `/v1/master/${guid}/live/master.m3u8${mode === 'guided' ? '?ads.mode=guided' : ''}`);
+      clearInterval(threadSampler);
       if (profiler) {
         const { profile } = await profiler.post('Profiler.stop');
         await writeFile(`${process.env.SSAI_CAPACITY_PROFILE}/${cueForm}-${mode}-${viewers}.cpuprofile`, JSON.stringify(profile));
@@ -453,6 +458,7 @@ async function main(): Promise<void> {
         cpuUsPerRequest: { proxy: cpuUs(cpu1, proxy.answered + proxy.ramp.sent + viewers), baseline: cpuUs(cpu3, baseline.answered + baseline.ramp.sent) },
         // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server
         cpuMs: { engine: Math.round((cpu1.user + cpu1.system) / 1000), engineMainThread: mainMs, load: proxy.cpuMs, world: worldMs, wallMs: (proxy.ramp.seconds + seconds) * 1000 },
+        threads: threadShares(threadSamples, proxy.measureFromWallMs, proxy.measureFromWallMs + seconds * 1000),
       };
       runs.push(run);
       process.stdout.write(`${JSON.stringify(run)}\n`);
@@ -487,14 +493,14 @@ async function main(): Promise<void> {
     const share = (ms: number) => Math.round((ms / cpu.wallMs) * 100) / 100;
     const worst = Math.max(...p.bySecond.map((x) => x.p99Ms));
     const lists = p.assetLists ? ` (asset lists p99 ${p.assetLists.p99Ms} ms, ${p.assetLists.filled} of ${p.assetLists.sent} with ads)` : '';
-    return `| ${r.cueForm} | ${r.mode} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill}${lists} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+    return `| ${r.cueForm} | ${r.mode} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill}${lists} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${threadCell(r.threads as ThreadShares | undefined)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
   };
   await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
     + `Command: \`${process.env.SSAI_CAPACITY_MODES ? `SSAI_CAPACITY_MODES=${process.env.SSAI_CAPACITY_MODES} ` : ''}NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForms.join(',')} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
-    + '| cues | mode | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + '| cues | mode | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | engine threads, measured part: cores (share of the time waiting for a core) | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     + runs.map(row).join('')
     + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
-    + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc.\n');
+    + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc. Engine threads: over the measured part only, from the engine\'s ssai_thread_cpu_seconds_total and ssai_thread_run_queue_wait_seconds_total (/proc schedstat): main (playlists), decisions, beacons, other (V8\'s and libuv\'s helpers), each thread\'s cores and, in brackets, the share of the wall time it was ready to run but waited for a core.\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   process.exit(0);
 }
@@ -525,3 +531,37 @@ else if (role === 'load') {
   const [, , , base, viewers, seconds, rampSeconds, master, mediaPath] = process.argv;
   await load(base!, Number(viewers), Number(seconds), Number(rampSeconds), master === '-' ? '' : master!, mediaPath === '-' ? '' : mediaPath!);
 } else await main();
+
+type ThreadSample = { at: number; cpu: Map<string, number>; wait: Map<string, number> };
+/** thread → cores and the share of the wall time it waited for a core, over the measured part */
+type ThreadShares = Record<string, { cores: number; waiting: number }>;
+
+/** One reading of the engine's per-thread counters (ssai/serve/thread-metrics.ts) from its registry, in process. */
+async function threadSample(registry: import('prom-client').Registry): Promise<ThreadSample> {
+  const read = async (name: string): Promise<Map<string, number>> => {
+    const got = await registry.getSingleMetric(name)?.get();
+    return new Map((got?.values ?? []).map((v) => [String(v.labels.thread), v.value]));
+  };
+  return { at: Date.now(), cpu: await read('ssai_thread_cpu_seconds_total'), wait: await read('ssai_thread_run_queue_wait_seconds_total') };
+}
+
+/** The per-thread shares between the first sample at or after `from` and the last at or before `to` (none: undefined). */
+function threadShares(samples: ThreadSample[], from: number, to: number): ThreadShares | undefined {
+  const inside = samples.filter((x) => x.at >= from && x.at <= to);
+  const a = inside[0], b = inside[inside.length - 1];
+  if (!a || !b || b.at <= a.at) return undefined;
+  const wallS = (b.at - a.at) / 1000;
+  const out: ThreadShares = {};
+  for (const [thread, cpu] of b.cpu) {
+    const round = (x: number) => Math.round((x / wallS) * 100) / 100;
+    out[thread] = { cores: round(cpu - (a.cpu.get(thread) ?? 0)), waiting: round((b.wait.get(thread) ?? 0) - (a.wait.get(thread) ?? 0)) };
+  }
+  return out;
+}
+
+function threadCell(t: ThreadShares | undefined): string {
+  if (!t) return '-';
+  const order = (k: string) => (k === 'main' ? 0 : k.startsWith('decisions') ? 1 : k === 'beacons' ? 2 : 3);
+  return Object.entries(t).sort((x, y) => order(x[0]) - order(y[0]) || x[0].localeCompare(y[0]))
+    .map(([k, v]) => `${k} ${v.cores} (${Math.round(v.waiting * 100)}%)`).join(', ');
+}
