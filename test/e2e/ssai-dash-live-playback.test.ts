@@ -150,8 +150,10 @@ describe('stitched live DASH in real players', () => {
     // joined where a 10 s pre-roll ends before the next break (breaks at 24 + 30k s for 10 s; the pre-roll starts about
     // one segment behind the edge, a few seconds after this while the browser starts): the edge 6–10 s past a break's end
     const joined = windowOf(await origin.waitFor((m) => { const edge = windowOf(m)?.toSec ?? 0; return edge > 40 && (edge - 34) % 30 >= 6 && (edge - 34) % 30 <= 10; }, 60_000))!.toSec;
-    // the player makes the session (its first MPD decides the pre-roll) and plays until well past the pre-roll's end
-    const result = await play('dashjs', { resume: joined + 14 }, url);
+    // the player makes the session (its first MPD decides the pre-roll) and plays until well past the pre-roll's end:
+    // the pre-roll starts where the player starts, up to ~6 s after `joined` on a loaded machine (a CI run: 4 s), and
+    // three samples (2 s apart) after its end are wanted
+    const result = await play('dashjs', { resume: joined + 22 }, url);
     const summary = JSON.stringify({ ...result, samples: result.samples.filter((_, i) => i % 8 === 0) });
     expect(result.fatal, summary).toBeNull();
     // it started on the pre-roll: the pre-roll sits at the first segment starting where the player starts (the edge
@@ -162,8 +164,10 @@ describe('stitched live DASH in real players', () => {
     const first = result.samples.find((x) => x.frames > 0);
     if (!first?.period?.startsWith('preroll-')) expect(preroll!.start - first!.t, summary).toBeLessThanOrEqual(DASH_LIVE_SEGMENT_SECONDS + 0.25);
     expect(result.samples.some((x) => x.period === preroll!.id && x.frames > first!.frames), summary).toBe(true);
-    // then the live content where the ads end (dash.js switched to it), frames decoded there too
-    const resumed = result.periods.find((p) => p.id.startsWith('content-') && p.at > first!.t);
+    // then the live stream where the ads end (dash.js switched to it), frames decoded there too: its content, or the
+    // next break's ads when a browser slow to start placed the pre-roll so that it ends where that break begins (a CI
+    // run: pre-roll 74–84 s, the break at 84 s)
+    const resumed = result.periods.find((p) => !p.id.startsWith('preroll-') && p.at > first!.t);
     expect(resumed, summary).toBeDefined();
     const inAds = result.samples.filter((x) => x.t > first!.t && x.t < resumed!.start - 0.5);
     expect(inAds.length, summary).toBeGreaterThan(2);
