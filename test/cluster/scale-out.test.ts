@@ -135,6 +135,9 @@ describe.skipIf(!ready)('a cluster: one api, two ssai behind a balancer, two wor
       return data.status === 'complete' || data.status === 'failed' ? data : undefined;
     });
     expect(info.status).toBe('complete');
+    // the worker logs the end after the record is stored and the killed run's files are removed: waited for, not read
+    // at once (a loaded CI run read the log before that line came)
+    await until('the other worker to log the end of the encode', 30_000, async () => (logLines([survivor], '"VOD encode complete"', guid).length > 0 ? true : undefined));
     expect(logLines([survivor], '"VOD encode complete"', guid)).toHaveLength(1);
     const given = await (await fetch(`${survivor.url}/metrics`)).text();
     expect(given).toMatch(/vod_jobs_given_back_total\{queue="vod-encode"\} 1/);
