@@ -12,19 +12,15 @@
 // Usage: npx tsx bench/decisions.ts [decisions=4000]
 import { spawn } from 'node:child_process';
 import { request } from 'undici';
-import { readFileSync } from 'node:fs';
 import { VastDecisionClient } from '../ssai/decide/vast-decision.js';
 import { ThreadedDecisionClient } from '../ssai/decide/decision-threads.js';
+import { threadCpuMs } from '../ssai/decide/thread-times.js';
 
 const N = Number(process.argv[2] ?? 4000);
 const IN_FLIGHT = 64;
 
 /** CPU ms of this process's main thread (its task id is the pid), from /proc: utime + stime in 10 ms ticks. */
-function mainThreadCpuMs(): number {
-  const text = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
-  const fields = text.slice(text.lastIndexOf(') ') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+const mainThreadCpuMs = (): number => threadCpuMs(process.pid) ?? Number.NaN;
 
 async function measure(base: string, n: number, one: (url: string) => Promise<void>): Promise<{ cpuUs: number; mainUs: number; wallMs: number }> {
   let next = 0;

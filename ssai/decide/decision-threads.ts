@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from './message-batch.js';
 import { HeapAsks, type HeapReport } from './thread-heap.js';
-import { threadCpuMs } from './thread-times.js';
+import { threadCpuMs, type NamedThread } from './thread-times.js';
 import { fillAdServerUrl, type AdDecisionClient, type AdDecisionRequest, type AdDecisionResult, type VastDecisionOptions } from './vast-decision.js';
 
 /**
@@ -163,8 +163,8 @@ export class ThreadedDecisionClient implements AdDecisionClient {
   }
 
   /** The OS task ids of the running threads (Linux, once each has told it), named as the metrics name them. */
-  threadIds(): Array<{ thread: string; tid: number }> {
-    const out: Array<{ thread: string; tid: number }> = [];
+  threadIds(): NamedThread[] {
+    const out: NamedThread[] = [];
     this.threads.forEach((t, slot) => { if (t?.tid !== undefined) out.push({ thread: `decisions-${slot}`, tid: t.tid }); });
     return out;
   }
@@ -193,7 +193,6 @@ function spinning(thread: Thread, now: number): boolean {
   thread.cpuAt = { ms: now, cpuMs };
   return before !== undefined && now > before.ms && cpuMs - before.cpuMs >= 0.2 * (now - before.ms);
 }
-
 
 function stopped(message: string): AdDecisionResult {
   return { ok: false, error: { reason: 'http', message } };

@@ -3,6 +3,9 @@
 // playlists' thread spent ~15% of the wall time runnable and unscheduled while its event loop was busy).
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** A named thread of this process: its metrics label and its OS task id. */
+export type NamedThread = { thread: string; tid: number };
+
 /** USER_HZ: the unit of /proc/<pid>/task/<tid>/stat's times (100 on every Linux the engine runs on). */
 const TICKS_PER_SECOND = 100;
 

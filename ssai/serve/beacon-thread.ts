@@ -5,6 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { batchedSender } from '../decide/message-batch.js';
 import { HeapAsks, type HeapReport } from '../decide/thread-heap.js';
+import type { NamedThread } from '../decide/thread-times.js';
 import type { BeaconDeliveryOptions, BeaconItem, BeaconResult, BeaconTransport } from './beacon-delivery.js';
 
 /**
@@ -87,7 +88,7 @@ export class ThreadedBeaconDelivery implements BeaconTransport {
   }
 
   /** The thread's OS task id (Linux, once it has told it), named as the metrics name it. */
-  threadIds(): Array<{ thread: string; tid: number }> {
+  threadIds(): NamedThread[] {
     const tid = this.thread?.tid;
     return tid === undefined ? [] : [{ thread: 'beacons', tid }];
   }

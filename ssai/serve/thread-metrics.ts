@@ -3,10 +3,7 @@
 // saturates first; its run-queue wait says when it is starved by the process's other threads or other processes
 // rather than busy with its own work. The threads not named (V8's helpers and libuv's pool) count as "other".
 import { Counter, type Registry } from 'prom-client';
-import { processThreadIds, threadSchedSeconds } from '../decide/thread-times.js';
-
-/** A named thread of this process: its metrics label and its OS task id. */
-export type NamedThread = { thread: string; tid: number };
+import { processThreadIds, threadSchedSeconds, type NamedThread } from '../decide/thread-times.js';
 
 /**
  * Registers ssai_thread_cpu_seconds_total and ssai_thread_run_queue_wait_seconds_total, by thread: "main" (the

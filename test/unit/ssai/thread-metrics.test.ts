@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { processThreadIds, threadCpuMs, threadSchedSeconds } from '../../../ssai/decide/thread-times.js';
+import { processThreadIds, threadCpuMs, threadSchedSeconds, type NamedThread } from '../../../ssai/decide/thread-times.js';
 import { ThreadedBeaconDelivery } from '../../../ssai/serve/beacon-thread.js';
-import { registerThreadMetrics, type NamedThread } from '../../../ssai/serve/thread-metrics.js';
+import { registerThreadMetrics } from '../../../ssai/serve/thread-metrics.js';
 
 const LINUX_PROC = existsSync('/proc/self/task');
 
