@@ -19,7 +19,8 @@ export interface EnginePart {
   /** Express mounts that are not JSON routes (media files, uploads) */
   mounts?(ctx: EngineContext): Array<(app: express.Express) => void>;
   /**
-   * Hot paths served before Express (the SSAI proxy): returns true when it took the request.
+   * Hot paths served before Express (the SSAI proxy): returns true when it took the request. Helmet does not see
+   * these answers: each writes RAW_SECURITY_HEADERS (kernel/http/raw-security-headers.ts) itself.
    */
   rawHandler?(ctx: EngineContext): (req: IncomingMessage, res: ServerResponse) => boolean;
   /** starts background work after the server listens (queues, schedulers) */

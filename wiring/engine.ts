@@ -13,7 +13,6 @@ import { createLoginLimiter } from '../src/auth/rate-limiter.js';
 import type { EngineContext } from '../kernel/context.js';
 import { ensureDefaultOrganization } from '../src/organizations/bootstrap.js';
 import { createApp } from '../src/http/app.js';
-import { setRawSecurityHeaders } from '../src/http/security-headers.js';
 import { systemMount } from '../src/http/system.router.js';
 import { startMetricsListener } from '../src/http/metrics-endpoint.js';
 import type { RouteSpec } from '../kernel/http/route.js';
@@ -108,7 +107,6 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
     const app = createApp(ctx, routes, mounts);
     const rawHandlers = parts.flatMap((part) => (part.rawHandler ? [part.rawHandler(ctx)] : []));
     server.on('request', (req, res) => {
-      setRawSecurityHeaders(res);
       for (const handle of rawHandlers) if (handle(req, res)) return;
       app(req, res);
     });

@@ -10,6 +10,7 @@ import type { AssetCache } from './asset-loader.js';
 import { buildModel, variantPick, type ChannelModel } from './channel-model.js';
 import { ANNOUNCE_AHEAD_MS, renderMaster, renderMedia } from './render.js';
 import type { LinearScheduleSource } from '../../kernel/seams/linear-schedule.js';
+import { RAW_SECURITY_HEADERS } from '../../kernel/http/raw-security-headers.js';
 
 export const LINEAR_PATH = '/linear/';
 /** segments in a media playlist: 15 × 4 s, a minute: room for players that fall behind the edge on a slow machine */
@@ -35,7 +36,7 @@ export interface LinearAnswer { status: number; body: string; type: string }
 
 const M3U8 = 'application/vnd.apple.mpegurl';
 // Flat header lists built once (the hot path writes them as they are); playlists change each segment: 1 s of caching.
-const CORS = ['access-control-allow-origin', '*', 'access-control-allow-methods', 'GET, HEAD, OPTIONS', 'access-control-allow-headers', '*'];
+const CORS = ['access-control-allow-origin', '*', 'access-control-allow-methods', 'GET, HEAD, OPTIONS', 'access-control-allow-headers', '*', ...RAW_SECURITY_HEADERS];
 const OK_M3U8 = [...CORS, 'content-type', M3U8, 'cache-control', 'max-age=1'];
 const OK_JSON = [...CORS, 'content-type', 'application/json', 'cache-control', 'max-age=1'];
 const FAILED = [...CORS, 'content-type', 'application/json', 'cache-control', 'no-store'];

@@ -1,7 +1,6 @@
 // Security headers on every answer (issue 20, defect 2), with one CSP that the pages the engine serves work under:
 // /docs (swagger-ui from node_modules, no inline script) and /console (a Vite-built SPA: same-origin module scripts,
 // hls.js playing through MSE from blob: URLs, its transmux worker from a blob:, API calls to the same origin).
-import type { ServerResponse } from 'node:http';
 import helmet from 'helmet';
 
 export const CONTENT_SECURITY_POLICY = {
@@ -31,12 +30,4 @@ export function securityHeaders(): ReturnType<typeof helmet> {
     // The engine does not terminate TLS: HSTS is for the HTTPS proxy in front of it to decide, not for plain-HTTP installs.
     strictTransportSecurity: false,
   });
-}
-
-/**
- * The part of the set that matters for the raw hot paths served before Express (the /v1 proxy): they answer
- * playlists and JSON only, so nosniff is the header that counts there.
- */
-export function setRawSecurityHeaders(res: ServerResponse): void {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
 }

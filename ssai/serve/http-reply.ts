@@ -1,5 +1,6 @@
 // The SSAI proxy's answers as plain values (issue 5 "Playback"), and their writing on node:http with CORS.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RAW_SECURITY_HEADERS } from '../../kernel/http/raw-security-headers.js';
 import { toErrorBody, type SsaiError } from '../errors.js';
 
 const CORS: Record<string, string> = {
@@ -8,7 +9,7 @@ const CORS: Record<string, string> = {
   'access-control-allow-headers': '*',
   'access-control-expose-headers': '*',
 };
-const CORS_FLAT = Object.entries(CORS).flat();
+const CORS_FLAT = [...Object.entries(CORS).flat(), ...RAW_SECURITY_HEADERS];
 const M3U8 = 'application/vnd.apple.mpegurl';
 
 /** `body`: text, or bytes already encoded (a DASH viewer's MPD, rendered from shared Buffer pieces). */
