@@ -441,8 +441,10 @@ async function main(): Promise<void> {
         : { server: http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }); res.end(originText); }), close: async () => undefined };
       await new Promise<void>((r) => bare.server.listen(0, '127.0.0.1', () => r()));
       const cpu2 = process.cpuUsage();
+      const worldBaseline0 = await worldCpuMs();
       const baseline = await runLoad(`http://127.0.0.1:${(bare.server.address() as AddressInfo).port}`, viewers, '', '/live/v0.m3u8');
       const cpu3 = process.cpuUsage(cpu2);
+      const worldBaselineMs = (await worldCpuMs()) - worldBaseline0;
       bare.server.close();
       await bare.close();
       // CPU of this process per answered request: a figure other work on the machine shifts far less than latency.
@@ -459,6 +461,8 @@ async function main(): Promise<void> {
         // where the machine's two cores went over the ramp and the run (ms): the engine, the load generator, origin + ad server
         cpuMs: { engine: Math.round((cpu1.user + cpu1.system) / 1000), engineMainThread: mainMs, load: proxy.cpuMs, world: worldMs, wallMs: (proxy.ramp.seconds + seconds) * 1000 },
         threads: threadShares(threadSamples, proxy.measureFromWallMs, proxy.measureFromWallMs + seconds * 1000),
+        // the same for the baseline: how much of the machine the traffic takes with no SSAI at all (the floor)
+        baselineCpuMs: { server: Math.round((cpu3.user + cpu3.system) / 1000), load: baseline.cpuMs, world: worldBaselineMs, wallMs: (baseline.ramp.seconds + seconds) * 1000 },
       };
       runs.push(run);
       process.stdout.write(`${JSON.stringify(run)}\n`);
@@ -493,14 +497,14 @@ async function main(): Promise<void> {
     const share = (ms: number) => Math.round((ms / cpu.wallMs) * 100) / 100;
     const worst = Math.max(...p.bySecond.map((x) => x.p99Ms));
     const lists = p.assetLists ? ` (asset lists p99 ${p.assetLists.p99Ms} ms, ${p.assetLists.filled} of ${p.assetLists.sent} with ads)` : '';
-    return `| ${r.cueForm} | ${r.mode} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill}${lists} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${threadCell(r.threads as ThreadShares | undefined)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} |\n`;
+    return `| ${r.cueForm} | ${r.mode} | ${r.viewers} | ${r.ratePerSecond} | ${p.p50Ms} | ${p.p99Ms} | ${p.p999Ms} | ${p.maxMs} | ${worst} | ${p.ramp.p99Ms} | ${p.errors} | ${r.fill}${lists} | ${r.decisionsEarly} / ${r.decisionsLate} | ${r.bytesPerViewer} | ${(r.cpuUsPerRequest as { proxy: number }).proxy} | ${share(cpu.engine)} (${share(cpu.engineMainThread)}) / ${share(cpu.load)} / ${share(cpu.world)} | ${threadCell(r.threads as ThreadShares | undefined)} | ${b.p50Ms} | ${b.p99Ms} | ${b.errors} | ${(r.cpuUsPerRequest as { baseline: number }).baseline} | ${floorCell(r.baselineCpuMs as CpuSplit | undefined)} |\n`;
   };
   await writeFile('bench/results/ssai-capacity.md', `# bench/ssai-capacity\n\n${result.date} · ${result.machine.cpus}× ${result.machine.model} · ${result.machine.memoryGb} GB · Node ${result.machine.node} · load average ${loadBefore.join('/')} before, ${result.machine.loadAverageAfter.join('/')} after (other work shared the machine)\n\n`
     + `Command: \`${process.env.SSAI_CAPACITY_MODES ? `SSAI_CAPACITY_MODES=${process.env.SSAI_CAPACITY_MODES} ` : ''}NODE_OPTIONS=--expose-gc npx tsx bench/ssai-capacity.ts ${levels.join(',')} ${seconds} ${cueForms.join(',')} ${rampSeconds}\`\n\nMethod: ${result.method}.\n\nGoal: 10,000 viewers, p99 < 50 ms through break starts, every break filled, ≤ 2 KB per viewer.\n\n`
-    + '| cues | mode | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | engine threads, measured part: cores (share of the time waiting for a core) | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    + '| cues | mode | viewers | req/s | p50 ms | p99 ms | p99.9 ms | max ms | worst p99 of one second | ramp p99 ms | errors | fill | decisions early / late | heap B/viewer | CPU µs/req | cores: engine (its main thread) / load / origin + ad server | engine threads, measured part: cores (share of the time waiting for a core) | baseline p50 ms | baseline p99 ms | baseline errors | baseline CPU µs/req | baseline cores: server / load / origin + ad server = machine |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     + runs.map(row).join('')
     + `\nOne viewer's VAST answer (2 inline ads) read by the inline path: ${vastParseUs.inline} µs; by the full client (DOM + vast-client): ${vastParseUs.fullClient} µs.\n`
-    + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc. Engine threads: over the measured part only, from the engine\'s ssai_thread_cpu_seconds_total and ssai_thread_run_queue_wait_seconds_total (/proc schedstat): main (playlists), decisions, beacons, other (V8\'s and libuv\'s helpers), each thread\'s cores and, in brackets, the share of the wall time it was ready to run but waited for a core.\n');
+    + '\nCPU µs/req: CPU time of the engine process (all its threads) over the ramp and the run divided by the requests answered (sessions included): other work on the machine shifts it far less than latency. Cores: CPU time of each process over the ramp and the run divided by its wall time (the engine\'s main thread, the one answering playlists, in brackets), from /proc. Engine threads: over the measured part only, from the engine\'s ssai_thread_cpu_seconds_total and ssai_thread_run_queue_wait_seconds_total (/proc schedstat): main (playlists), decisions, beacons, other (V8\'s and libuv\'s helpers), each thread\'s cores and, in brackets, the share of the wall time it was ready to run but waited for a core. Baseline cores: the same split while the baseline ran, and their sum: the share of the machine the traffic takes with no SSAI (of ${os.cpus().length} cores).\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   process.exit(0);
 }
@@ -531,6 +535,14 @@ else if (role === 'load') {
   const [, , , base, viewers, seconds, rampSeconds, master, mediaPath] = process.argv;
   await load(base!, Number(viewers), Number(seconds), Number(rampSeconds), master === '-' ? '' : master!, mediaPath === '-' ? '' : mediaPath!);
 } else await main();
+
+type CpuSplit = { server: number; load: number; world: number; wallMs: number };
+/** `server / load / world = sum` in cores over the wall time. */
+function floorCell(c: CpuSplit | undefined): string {
+  if (!c) return '-';
+  const cores = (ms: number) => (ms / c.wallMs).toFixed(2);
+  return `${cores(c.server)} / ${cores(c.load)} / ${cores(c.world)} = ${cores(c.server + c.load + c.world)}`;
+}
 
 type ThreadSample = { at: number; cpu: Map<string, number>; wait: Map<string, number> };
 /** thread → cores and the share of the wall time it waited for a core, over the measured part */
