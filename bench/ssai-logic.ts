@@ -34,20 +34,21 @@ function call(listener: Listener, url: string): Promise<Answer> {
     let status = 0;
     let location: string | undefined;
     const req = { url, method: 'GET', headers: {}, socket: { remoteAddress: '127.0.0.1' } } as unknown as IncomingMessage;
-    const res = {
+    const reply: { headersSent: boolean; writeHead(code: number, headers?: string[]): unknown; end(body?: string | Buffer): unknown; destroy(): void } = {
       headersSent: false,
-      writeHead(code: number, headers?: string[]) {
+      writeHead(code, headers) {
         status = code;
         if (Array.isArray(headers)) for (let i = 0; i < headers.length; i += 2) if (headers[i] === 'location') location = headers[i + 1];
-        this.headersSent = true;
-        return this;
+        reply.headersSent = true;
+        return reply;
       },
-      end(body?: string | Buffer) {
+      end(body) {
         resolve({ status, body: body === undefined ? '' : String(body), ...(location !== undefined ? { location } : {}) });
-        return this;
+        return reply;
       },
       destroy() { resolve({ status: 0, body: '' }); },
-    } as unknown as ServerResponse;
+    };
+    const res = reply as unknown as ServerResponse;
     listener(req, res);
   });
 }

@@ -80,6 +80,8 @@ export interface AdinsertLookup {
 export interface AdinsertCache {
   /** for the proxy: any organization's configuration by guid, cached */
   get(guid: string): Promise<AdinsertConfig | undefined>;
+  /** get without a wait when the configuration is cached and fresh; undefined otherwise (then ask get) */
+  getNow?(guid: string): AdinsertConfig | undefined;
   /** for live channels building SSAI playback URLs: only the organization's own configuration */
   findForOrganization(organizationId: string, guid: string): Promise<AdinsertConfig | undefined>;
   invalidate(guid: string): void;

@@ -28,6 +28,12 @@ export class CachedAdinsertLookup implements AdinsertCache {
     this.known = new LRUCache({ max: opts.max ?? 10_000 });
   }
 
+  /** The configuration when it is cached and fresh, without a promise (the playlist's hot path); else undefined. */
+  getNow(guid: string): AdinsertConfig | undefined {
+    const hit = this.cache.get(guid);
+    return hit === MISSING ? undefined : hit;
+  }
+
   async get(guid: string): Promise<AdinsertConfig | undefined> {
     const hit = this.cache.get(guid);
     if (hit !== undefined) return hit === MISSING ? undefined : hit;

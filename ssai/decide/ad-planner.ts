@@ -312,4 +312,9 @@ export class AdPlanner {
   plan(key: string): Promise<CreativePlan | undefined> {
     return this.creatives.plan(key);
   }
+
+  /** The plan when this process holds it ready (no store read), else undefined: then ask plan(). */
+  planNow(key: string): CreativePlan | undefined {
+    return this.creatives.planNow(key);
+  }
 }

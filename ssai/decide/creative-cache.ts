@@ -132,6 +132,12 @@ export class CreativeCache {
   }
 
   /** Reads the plan of a creative for segment redirects (immutable: cached in this process). */
+  /** The plan when this process holds it ready, without a store read (the playlist's hot path); else undefined. */
+  planNow(key: string): CreativePlan | undefined {
+    const local = this.creatives.get(key);
+    return local?.state === 'ready' ? local.plan : undefined;
+  }
+
   async plan(key: string): Promise<CreativePlan | undefined> {
     const local = this.creatives.get(key);
     if (local?.state === 'ready') return local.plan;

@@ -19,6 +19,22 @@ export const anchorKey = (availId: string): string => `@${availId}`;
  */
 export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: readonly number[] | undefined, anchor?: number): Promise<StitchAvail | undefined> {
   if (!record.ads.length) return undefined;
+  const plans = new Map<string, CreativePlan | undefined>();
+  for (const ad of record.ads) if (!plans.has(ad.creativeKey)) plans.set(ad.creativeKey, await planner.plan(ad.creativeKey));
+  const placed = placeAvailNow((key) => plans.get(key), record, pl, entry, absorbed, anchor);
+  // (every plan was asked above: one missing has expired, and the break plays its content)
+  return placed === PLAN_NOT_HERE ? undefined : placed;
+}
+
+/** placeAvailNow's answer when a creative's plan is not held in this process: ask placeAvail (which reads the store). */
+export const PLAN_NOT_HERE = Symbol('plan not here');
+
+/**
+ * placeAvail without a wait, for the plans this process holds (`planNow`): the playlist's hot path places every break
+ * of the session on every reload, and a promise per break and per ad was most of what it allocated.
+ */
+export function placeAvailNow(planNow: (key: string) => CreativePlan | undefined, record: AvailRecord, pl: MediaPlaylist, entry: VariantEntry, absorbed: readonly number[] | undefined, anchor?: number): StitchAvail | undefined | typeof PLAN_NOT_HERE {
+  if (!record.ads.length) return undefined;
   let start = record.startSegmentIndex;
   let end = record.endSegmentIndex;
   let slot = record.slotDuration;
@@ -50,9 +66,10 @@ export async function placeAvail(planner: Pick<AdPlanner, 'plan'>, record: Avail
   const contentMapped = pl.segments.some((s) => s.map !== undefined);
   // split once per record, not once per ad (the playlist's hot path)
   const adIds = adIdsOf(record);
-  for (const [adIndex, ad] of record.ads.entries()) {
-    const plan = await planner.plan(ad.creativeKey);
-    if (!plan) return undefined; // the shared creative record expired: play content rather than half a break
+  for (let adIndex = 0; adIndex < record.ads.length; adIndex++) {
+    const ad = record.ads[adIndex]!;
+    const plan = planNow(ad.creativeKey);
+    if (!plan) return PLAN_NOT_HERE;
     const track = trackFor(plan, entry);
     // An ad in another container than the content (fMP4 under TS content, or the reverse) would break the stream
     // (HLS cannot unset an EXT-X-MAP): play the content instead (issue 19 point 1).
@@ -78,13 +95,14 @@ function startOf(pl: MediaPlaylist, pdtMs: number, slot: number): number | undef
   const last = pl.segments[pl.segments.length - 1];
   // a VOD's post-roll starts where the last segment ends
   if (isVodPlaylist(pl) && last?.pdtMs !== undefined && Math.abs(last.pdtMs + last.duration * 1000 - pdtMs) < slot * 500) return last.mediaSequence + 1;
-  let best: { seq: number; off: number } | undefined;
+  let bestSeq: number | undefined;
+  let bestOff = slot * 500;
   for (const s of pl.segments) {
     if (s.pdtMs === undefined) continue;
     const off = Math.abs(s.pdtMs - pdtMs);
-    if (off < slot * 500 && (!best || off < best.off)) best = { seq: s.mediaSequence, off };
+    if (off < bestOff) { bestSeq = s.mediaSequence; bestOff = off; }
   }
-  return best?.seq;
+  return bestSeq;
 }
 
 /** The median segment duration: once per scanned playlist (shared by every session of an origin refresh). */

@@ -89,8 +89,14 @@ export function sameBreak(a: BreakPlace, b: BreakPlace, target: number): boolean
     ? Math.abs(a.startPdtMs - b.startPdtMs) < slotMs / 2 : a.startSegmentIndex === b.startSegmentIndex;
 }
 
-export function isKnown(records: AvailRecord[], avail: Avail, target: number): boolean {
+export function isKnown(records: readonly AvailRecord[], avail: Avail, target: number): boolean {
   return records.some((r) => sameBreak(r, avail, target));
+}
+
+/** Whether every avail found is a break the session has decided (a reload then has nothing to decide). */
+export function allKnown(records: readonly AvailRecord[], avails: readonly Avail[], target: number): boolean {
+  for (const avail of avails) if (!isKnown(records, avail, target)) return false;
+  return true;
 }
 
 /**

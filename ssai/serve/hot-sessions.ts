@@ -177,6 +177,13 @@ export class HotSessions {
     return hot;
   }
 
+  /** load() without a wait for a session cached here; undefined when it is not (then ask load). */
+  loadNow(guid: string, sid: string): HotSession | SsaiError | undefined {
+    const cached = sid ? this.hot.get(sid) : undefined;
+    if (!cached) return undefined;
+    return cached.session.guid === guid ? cached : ssaiError('SESSION_NOT_FOUND');
+  }
+
   /** The session of a playback URL: one of this configuration's, else SESSION_NOT_FOUND. */
   async load(guid: string, sid: string): Promise<HotSession | SsaiError> {
     const hot = await this.get(sid);

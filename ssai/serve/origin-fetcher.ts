@@ -74,6 +74,12 @@ export class OriginFetcher {
    * (bounded by blockingTimeoutMs). The URL with its directives is the key of the cache and of the single flight:
    * viewers waiting for the same part share one held request.
    */
+  /** The copy of url fetch() would answer at once (cached and fresh), without a promise; else undefined. */
+  fetchNow(url: string): OriginOk | undefined {
+    const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
+    return hit && this.now() < hit.until ? hit.result : undefined;
+  }
+
   fetch(url: string, opts: { blocking?: boolean; mpd?: boolean } = {}): Promise<OriginResult> {
     const hit = this.cacheMs === 0 ? undefined : this.cache.get(url);
     const now = this.now();

@@ -11,7 +11,6 @@ import { mergeRecords, type HotSessions } from './hot-sessions.js';
 import { fail, json, type Reply } from './http-reply.js';
 import { adIdsOf, trackingOf } from '../decide/packed-tracking.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
-import type { TrackingEvents } from '../parse/linear-ad.js';
 
 /** The path of a /v1/segment request split on '/': ['', 'v1', 'segment', guid, session, availId, adIndex, n, segment]. */
 export type SegmentPath = [string, string, string, string, string, string, string, string, string];
@@ -22,6 +21,11 @@ const FIRED_EVENTS = ['impression', 'start', 'firstQuartile', 'midpoint', 'third
 type FiredEvent = (typeof FIRED_EVENTS)[number];
 /** A break's fired events are one mark set per viewer (beacons.ts markBit): event e of ad i is its bit i × 6 + e. */
 const breakMarks = (sid: string, availId: string): string => `${sid}:${availId}`;
+/** The session's record of a break, by id (a loop: find() made a closure per redirect). */
+function recordOf(records: readonly AvailRecord[], availId: string): AvailRecord | undefined {
+  for (const r of records) if (r.id === availId) return r;
+  return undefined;
+}
 const eventBit = (adIndex: number, event: FiredEvent): number => adIndex * FIRED_EVENTS.length + FIRED_EVENTS.indexOf(event);
 
 export class SegmentRoutes {
@@ -38,13 +42,14 @@ export class SegmentRoutes {
    */
   async segment(parts: SegmentPath, head = false): Promise<Reply> {
     const [, , , guid, sid, availRaw, adIndexRaw, nRaw, segRaw] = parts;
-    const hot = await this.sessions.load(guid, sid);
+    // (what is cached here is taken without a wait: a promise each was much of what a redirect allocated)
+    const hot = this.sessions.loadNow(guid, sid) ?? await this.sessions.load(guid, sid);
     if ('kind' in hot) return fail(hot);
-    const availId = decodeURIComponent(availRaw);
-    const record = hot.records.find((r) => r.id === availId) ?? await this.store.get<AvailRecord>(keys.avail(sid, availId));
+    const availId = availRaw.includes('%') ? decodeURIComponent(availRaw) : availRaw;
+    const record = recordOf(hot.records, availId) ?? await this.store.get<AvailRecord>(keys.avail(sid, availId));
     const ad = record?.ads[Number(adIndexRaw)];
     const entry = hot.session.variants[Number(nRaw)];
-    const plan = ad ? await this.planner.plan(ad.creativeKey) : undefined;
+    const plan = ad ? this.planner.planNow(ad.creativeKey) ?? await this.planner.plan(ad.creativeKey) : undefined;
     const track = plan && entry ? trackFor(plan, entry) : undefined;
     // The index carries the media's extension (`3.m4s`): ffmpeg-based players refuse segment URIs without one.
     const segIndex = /^\d+/.test(segRaw) ? Number.parseInt(segRaw, 10) : Number.NaN;
@@ -62,25 +67,31 @@ export class SegmentRoutes {
 
   private fireBeacons(sid: string, record: AvailRecord, adIndex: number, track: CreativeTrack, segIndex: number): void {
     const marks = breakMarks(sid, record.id);
-    // A packed record's URLs are unpacked where the beacons are sent (the beacon thread), not on this one; a record
-    // stored before packing has them at hand.
-    const packed = record.tracking !== undefined && !record.ads[adIndex]?.tracking ? record.tracking : undefined;
-    let events: TrackingEvents | undefined;
-    const urls = (event: FiredEvent): readonly BeaconItem[] => packed !== undefined ? [{ packed, adIndex, event }] : (events ??= trackingOf(record, adIndex))[event];
-    const fire = (event: FiredEvent): void => this.beacons.fire(marks, eventBit(adIndex, event), urls(event));
     let offset = 0;
-    for (let i = 0; i < segIndex; i++) offset += track.segments[i]?.duration ?? 0;
-    const duration = track.segments.reduce((s, x) => s + x.duration, 0);
+    let duration = 0;
+    for (let i = 0; i < track.segments.length; i++) {
+      const d = track.segments[i]!.duration;
+      if (i < segIndex) offset += d;
+      duration += d;
+    }
     const segEnd = offset + (track.segments[segIndex]?.duration ?? 0);
     if (segIndex === 0) {
-      fire('impression');
-      fire('start');
+      this.fireEvent(marks, record, adIndex, 'impression');
+      this.fireEvent(marks, record, adIndex, 'start');
     }
     for (const [event, q] of QUARTILES) {
       const at = q * duration;
-      if (at >= offset && at < segEnd) fire(event);
+      if (at >= offset && at < segEnd) this.fireEvent(marks, record, adIndex, event);
     }
-    if (segIndex === track.segments.length - 1) fire('complete');
+    if (segIndex === track.segments.length - 1) this.fireEvent(marks, record, adIndex, 'complete');
+  }
+
+  private fireEvent(marks: string, record: AvailRecord, adIndex: number, event: FiredEvent): void {
+    // A packed record's URLs are unpacked where the beacons are sent (the beacon thread), not on this one; a record
+    // stored before packing has them at hand.
+    const packed = record.tracking !== undefined && !record.ads[adIndex]?.tracking ? record.tracking : undefined;
+    const urls: readonly BeaconItem[] = packed !== undefined ? [{ packed, adIndex, event }] : trackingOf(record, adIndex)[event];
+    this.beacons.fire(marks, eventBit(adIndex, event), urls);
   }
 
   /** GET /v1/tracking/{guid}/{session}: avails, ads and their tracking events for client-side reporting. */

@@ -4,9 +4,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AdinsertCache, AdinsertConfig } from '../../kernel/seams/adinserts.js';
-import { keys, type AvailRecord } from '../decide/avail-record.js';
+import { keys, type AvailRecord, type SessionRecord } from '../decide/avail-record.js';
 import type { AdPlanner } from '../decide/ad-planner.js';
-import { anchorKey, placeAvail } from './avail-placement.js';
+import { anchorKey, placeAvail, placeAvailNow, PLAN_NOT_HERE } from './avail-placement.js';
+import type { CreativePlan } from '../stitch/creative-plan.js';
 import type { BeaconSender } from './beacons.js';
 import { ContentShapes, referenceVideo, type ContentShape } from '../stitch/content-shape.js';
 import type { Avail } from '../parse/cue-finder.js';
@@ -15,7 +16,7 @@ import { ssaiError, type SsaiError } from '../errors.js';
 import { HotSessions, mergeRecords, type HotSession } from './hot-sessions.js';
 import { clientOf, fail, json, playlist, writeReply, type Reply } from './http-reply.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
-import { adIdAttributes, stitchMediaPlaylist, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import { adIdAttributes, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
 import type { OriginFetcher } from './origin-fetcher.js';
 import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
@@ -27,7 +28,7 @@ import { isSessionStoreUnavailable, type SessionStore } from '../store/session-s
 import { StoreFallbacks } from './store-outage.js';
 import { NO_MARKS } from './track-marks.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
-import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, oneRecordPerBreak } from './break-places.js';
+import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, allKnown, oneRecordPerBreak } from './break-places.js';
 import { deliveryDirectives, playbackPathIsClean, segmentExtension } from './playback-path.js';
 import type { DebugLog } from '../store/debug-log.js';
 import { debugLogReply, originEntry, type Authenticate } from './debug-route.js';
@@ -40,7 +41,7 @@ import { livePrerollOf, PREROLL_AVAIL_ID } from '../decide/live-preroll.js';
 
 export interface SsaiServerDeps {
   /** configurations by guid, any organization (ctx.services.adinserts) */
-  lookup: Pick<AdinsertCache, 'get'>;
+  lookup: Pick<AdinsertCache, 'get' | 'getNow'>;
   origin: OriginFetcher;
   store: SessionStore;
   planner: AdPlanner;
@@ -73,22 +74,36 @@ const SID_PLACEHOLDER = `${MARK}sid${MARK}`;
  * Stands for the ad attributes of the k-th ad of the stitched breaks (the DATERANGE's X-AD-ID, X-CREATIVE-ID, …),
  * personal to each viewer.
  */
-const adPlaceholder = (k: number): string => `${MARK}${k}${MARK}`;
+const adPlaceholder = (k: number): string => AD_PLACEHOLDERS[k] ?? `${MARK}${k}${MARK}`;
+/** (the first ones made once: every reload names one per ad of its breaks) */
+const AD_PLACEHOLDERS = Array.from({ length: 64 }, (_, k) => `${MARK}${k}${MARK}`);
 
 /**
  * A stitched playlist shared by every session with the same breaks and creatives (issue 19 point 4: no re-render per
  * viewer): its text split at the placeholders, odd parts naming what goes there ('sid' or the index of an ad's
  * attributes, made safe as quoted strings by adIdAttributes).
  */
-function render(parts: string[], sid: string, adAttributes: string[]): string {
+function render(parts: string[], sid: string, ads: readonly PlannedAd[]): string {
   let out = parts[0] ?? '';
   for (let i = 1; i < parts.length; i += 2) {
     const token = parts[i]!;
-    out += (token === 'sid' ? sid : (adAttributes[Number(token)] ?? '')) + (parts[i + 1] ?? '');
+    // An ad's attributes are made where the text names them: only breaks in the window are written, and a session
+    // places every break it had on every reload.
+    const ad = token === 'sid' ? undefined : ads[Number(token)];
+    out += (token === 'sid' ? sid : ad ? adIdAttributes(ad) : '') + (parts[i + 1] ?? '');
   }
   return out;
 }
 const MAX_SHARED_STITCHES = 512;
+
+/** A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL. */
+function renditionReportUriOf(session: SessionRecord, guid: string): (abs: string) => string | undefined {
+  const bare = (u: string): string => u.split('?', 1)[0] ?? u;
+  return (abs) => {
+    const other = session.variants.find((v) => v.uri === abs) ?? session.variants.find((v) => bare(v.uri) === bare(abs));
+    return other ? `/v1/manifest/${guid}/${SID_PLACEHOLDER}/${other.n}.m3u8` : undefined;
+  };
+}
 type SharedStitch = { parts: string[]; observed: Array<{ availId: string; absorbedDiscontinuities: number[] }>; tail: StitchTail };
 
 export class SsaiServer {
@@ -114,6 +129,8 @@ export class SsaiServer {
   private readonly fallbacks: StoreFallbacks;
   /** creative plans for placing breaks: a plan the store cannot give now places no break (content) rather than fail */
   private readonly plans: Pick<AdPlanner, 'plan'>;
+  /** the plans this process holds, without a wait (placeAvailNow) */
+  private readonly planNow: (key: string) => CreativePlan | undefined;
   private lastFlush = 0;
   /**
    * In-window decisions under way, by session: a break's id can change while it is decided (its CUE-OUT alone at the
@@ -125,6 +142,7 @@ export class SsaiServer {
   constructor(private readonly deps: SsaiServerDeps) {
     this.fallbacks = new StoreFallbacks(deps.store, deps.metrics, deps.sessionTtlMs);
     this.plans = { plan: (key) => this.fallbacks.or(deps.planner.plan(key), undefined, 'read') };
+    this.planNow = (key) => deps.planner.planNow(key);
     this.sessions = new HotSessions(deps.store, deps.sessionTtlMs);
     this.ads = new SegmentRoutes(this.sessions, deps.store, deps.planner, deps.beacons);
     this.assetRoutes = new AssetRoutes(this.sessions, deps.store, this.plans);
@@ -271,11 +289,12 @@ export class SsaiServer {
   private async media(guid: string, sid: string, n: number, query: string): Promise<Reply> {
     const directive = deliveryDirectives(query);
     if (directive && 'kind' in directive) return fail(directive);
-    const config = await this.config(guid);
+    // (what is cached here is taken without a wait: a reload otherwise made a promise for each of these)
+    const config = this.start.configNow(guid) ?? await this.config(guid);
     if ('kind' in config) return fail(config);
     let hot: HotSession | SsaiError;
     try {
-      hot = await this.sessions.load(guid, sid);
+      hot = this.sessions.loadNow(guid, sid) ?? await this.sessions.load(guid, sid);
     } catch (e) {
       if (!isSessionStoreUnavailable(e)) throw e;
       return this.contentWithoutSession(config, n);
@@ -314,7 +333,7 @@ export class SsaiServer {
     const session = hot.session;
     const sid = session.id;
     const asked = session.debug ? performance.now() : 0;
-    const fetched = await this.deps.origin.fetch(originUri, { blocking: originUri !== entry.uri });
+    const fetched = (originUri === entry.uri ? this.deps.origin.fetchNow(originUri) : undefined) ?? await this.deps.origin.fetch(originUri, { blocking: originUri !== entry.uri });
     if (session.debug) this.deps.debugLog?.write(session, originEntry(originUri, fetched, performance.now() - asked));
     if (!fetched.ok) return { reply: fail(fetched.error) };
     const parsed = parsedMedia(fetched, this.deps.metrics);
@@ -332,14 +351,8 @@ export class SsaiServer {
       if (vod && entry.kind === 'video' && !parsed.avails.length) return { reply: await this.guided.vmapPlaylist(fetched, parsed.playlist, entry, session, config.adServer, policy) };
       return { reply: this.guided.playlist(fetched, parsed, entry, session, vod, policy, !vod && livePrerollOf(config) !== undefined) };
     }
-    // A rendition report names the session's own route of that rendition: hls.js matches reports to its levels by URL.
-    const renditionReportUri = (abs: string): string | undefined => {
-      const bare = (u: string): string => u.split('?', 1)[0] ?? u;
-      const other = session.variants.find((v) => v.uri === abs) ?? session.variants.find((v) => bare(v.uri) === bare(abs));
-      return other ? `/v1/manifest/${guid}/${SID_PLACEHOLDER}/${other.n}.m3u8` : undefined;
-    };
     if (entry.kind === 'iframe') {
-      const r = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe', renditionReportUri, policy });
+      const r = stitchMediaPlaylist(pl, { originUrl: entry.uri, avails: [], trackKind: 'iframe', renditionReportUri: renditionReportUriOf(session, guid), policy });
       return { reply: playlist(render(r.text.split(MARK), sid, []), !vod), tail: r.tail };
     }
     const target = pl.targetDuration || 6;
@@ -350,7 +363,8 @@ export class SsaiServer {
     if (!vod && config.livePrerollAdServer) found = await this.prerolls.stitched(config, hot, entry, pl, found, target);
     // A plain live reload need not wait for a break decided now (issue 28 point 2): see cutBefore.
     const mayCut = this.deps.cutBeforeUndecidedBreaks === true && !vod && originUri === entry.uri && !pl.header.some((t) => t.name === 'EXT-X-PART-INF');
-    const running = await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
+    // (a reload whose breaks are all decided, the common case, skips the call and its promises)
+    const running = allKnown(hot.records, found, target) ? [] : await this.decideNew(hot, config, found, target, pl, referenceVideo(session.variants) === entry ? pl : undefined, mayCut);
     if (entry.kind !== 'video') {
       // Packagers often cue only the video playlists: decide from a video playlist too, so an audio or subtitle
       // playlist fetched first never misses an avail that its video finds (players fetch them side by side).
@@ -371,19 +385,20 @@ export class SsaiServer {
     const records = oneRecordPerBreak(hot.records, target);
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
-    const observed = records.some((r) => r.ads.length) ? await this.fallbacks.observed(observedKey) : NO_MARKS;
+    const observed = !records.some((r) => r.ads.length) ? NO_MARKS : this.fallbacks.observedNow(observedKey) ?? await this.fallbacks.observed(observedKey);
     const avails: StitchAvail[] = [];
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
     const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
     let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}|${policy.key}`;
-    const adAttributes: string[] = [];
+    const placedAds: PlannedAd[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
     let anchors: Map<string, readonly number[]> | undefined;
     for (const record of records) {
       const anchor = observed.get(anchorKey(record.id))?.[0];
-      const placed = await placeAvail(this.plans, record, pl, entry, observed.get(record.id), anchor);
+      const placedNow = placeAvailNow(this.planNow, record, pl, entry, observed.get(record.id), anchor);
+      const placed = placedNow === PLAN_NOT_HERE ? await placeAvail(this.plans, record, pl, entry, observed.get(record.id), anchor) : placedNow;
       // A break's start seen in this track's window is kept: once it slides out, the break stays where it was listed.
       if (placed && anchor === undefined && record.startPdtMs !== undefined && !vod && windowStart
         && placed.startSegmentIndex >= windowStart.mediaSequence && placed.startSegmentIndex <= windowEnd) (anchors ??= new Map()).set(anchorKey(record.id), [placed.startSegmentIndex]);
@@ -402,31 +417,31 @@ export class SsaiServer {
       avails.push(placed);
       signature += `|${placed.id},${placed.insert ? 'i' : ''}${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
       // The ad ids are the viewer's own (the creative's ids may be too): placeholders in the shared text, so sessions with the same creatives share it.
-      placed.ads.forEach((ad, i) => {
-        adAttributes.push(adIdAttributes(ad));
-        ad.idAttributes = adPlaceholder(adAttributes.length - 1);
+      for (let i = 0; i < placed.ads.length; i++) {
+        const ad = placed.ads[i]!;
+        placedAds.push(ad);
+        ad.idAttributes = adPlaceholder(placedAds.length - 1);
         const r = record.ads[i];
         if (r) signature += `,${r.creativeKey}/${r.duration}/${r.slate ? 1 : r.bumper ?? 0}`;
-      });
+      }
     }
     // Sessions given the same creatives get the same playlist but for their session id and ad ids: stitched once per
     // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
     // the bound stitch on their own).
-    const stitch = () => stitchMediaPlaylist(pl, {
-      originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri, policy,
-      // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
-      makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
-        : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
-    });
     const memoKey = `stitched ${signature}`;
-    let shared = fetched.memo.get(memoKey) as SharedStitch | undefined;
-    if (!shared && fetched.memo.size < MAX_SHARED_STITCHES) {
-      const r = stitch();
-      shared = { parts: r.text.split(MARK), observed: r.observed, tail: r.tail };
-      fetched.memo.set(memoKey, shared);
+    let own = fetched.memo.get(memoKey) as SharedStitch | undefined;
+    if (!own) {
+      // (made here, not before the lookup: a closure made per reload cost its allocation and, under tsx, a __name call)
+      const r = stitchMediaPlaylist(pl, {
+        originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri: renditionReportUriOf(session, guid), policy,
+        // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
+        makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
+          : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,
+      });
+      own = { parts: r.text.split(MARK), observed: r.observed, tail: r.tail };
+      if (fetched.memo.size < MAX_SHARED_STITCHES) fetched.memo.set(memoKey, own);
     }
-    const own = shared ?? (() => { const r = stitch(); return { parts: r.text.split(MARK), observed: r.observed, tail: r.tail }; })();
-    const result = { text: render(own.parts, sid, adAttributes), observed: own.observed };
+    const result = { text: render(own.parts, sid, placedAds), observed: own.observed };
     let next: Map<string, readonly number[]> | undefined = anchors ? new Map([...observed, ...anchors]) : undefined;
     for (const o of result.observed) {
       const before = observed.get(o.availId) ?? [];

@@ -26,7 +26,7 @@ import { originMultivariant, type StoreFallbacks } from './store-outage.js';
 const SESSION_BODY_LIMIT = 64 * 1024;
 
 export interface SessionStartDeps {
-  lookup: Pick<AdinsertCache, 'get'>;
+  lookup: Pick<AdinsertCache, 'get' | 'getNow'>;
   origin: OriginFetcher;
   sessions: HotSessions;
   fallbacks: StoreFallbacks;
@@ -39,6 +39,11 @@ export interface SessionStartDeps {
 
 export class SessionStart {
   constructor(private readonly deps: SessionStartDeps) {}
+
+  /** The configuration when the lookup holds it fresh, without a promise; else undefined (ask config). */
+  configNow(guid: string): AdinsertConfig | undefined {
+    return guid ? this.deps.lookup.getNow?.(guid) : undefined;
+  }
 
   async config(guid: string): Promise<AdinsertConfig | SsaiError> {
     if (!guid) return ssaiError('BAD_PLAYBACK_PATH');

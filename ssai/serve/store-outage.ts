@@ -64,14 +64,20 @@ export class StoreFallbacks {
   }
 
   /** `work`'s answer, or `fallback` (counted as `operation`) when the store is away; other failures pass through. */
-  async or<T>(work: Promise<T>, fallback: T, operation?: StoreOperation): Promise<T> {
-    try {
-      return await work;
-    } catch (e) {
+  or<T>(work: Promise<T>, fallback: T, operation?: StoreOperation): Promise<T> {
+    // (one promise, not an async function's own and its await: the hot path asks this several times a reload)
+    return work.catch((e: unknown) => {
       if (!isSessionStoreUnavailable(e)) throw e;
       if (operation) this.count(operation);
       return fallback;
-    }
+    });
+  }
+
+  /** observed() without a wait, where the store holds its values in this process; else undefined (ask observed()). */
+  observedNow(key: string): TrackMarks | undefined {
+    if (!this.store.getNow) return undefined;
+    const stored = this.store.getNow<unknown>(key);
+    return stored === undefined || stored === null ? NO_MARKS : marksFromStored(stored);
   }
 
   /** A session track's marks (track-marks.ts): from the store, or while it is away as last known here. */

@@ -9,6 +9,11 @@ import { growingLru } from './growing-lru.js';
 export interface SessionStore {
   /** the value stored under key, frozen: both stores hand out shared read-only copies (equal small values are one object) */
   get<T>(key: string): Promise<T | undefined>;
+  /**
+   * get without a wait, where the store holds its values in this process (the memory store): the playlist's hot path
+   * reads several values per reload, and a promise for each was much of what it allocated. Absent on a shared store.
+   */
+  getNow?<T>(key: string): T | undefined;
   set(key: string, value: unknown, ttlMs: number): Promise<void>;
   /** stores value unless the key exists; returns the value that is stored afterwards and whether ours won */
   setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<{ value: T; created: boolean }>;
@@ -258,6 +263,10 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
+    return fromEntry(this.read(key)) as T | undefined;
+  }
+
+  getNow<T>(key: string): T | undefined {
     return fromEntry(this.read(key)) as T | undefined;
   }
 

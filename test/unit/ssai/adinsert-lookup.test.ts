@@ -5,6 +5,18 @@ import type { AdinsertStore } from '../../../src/adinserts/adinsert.store.js';
 import type { AdinsertConfig } from '../../../src/adinserts/adinsert.schema.js';
 
 describe('CachedAdinsertLookup', () => {
+  it('answers without a wait (getNow) only a configuration it holds fresh', async () => {
+    const store = { getAny: async (guid: string) => (guid === 'known' ? { guid, adServer: 'http://ads.test/v1' } as unknown as AdinsertConfig : undefined) } as unknown as AdinsertStore;
+    const lookup = new CachedAdinsertLookup(store, { ttlMs: 60_000 });
+    expect(lookup.getNow('known')).toBeUndefined(); // never read: get() reads it
+    const read = await lookup.get('known');
+    expect(lookup.getNow('known')).toBe(read);
+    expect(await lookup.get('missing')).toBeUndefined();
+    expect(lookup.getNow('missing')).toBeUndefined();
+    lookup.invalidate('known');
+    expect(lookup.getNow('known')).toBeUndefined();
+  });
+
   it('does not cache a read that started before an invalidate', async () => {
     let version = 1;
     let release: () => void = () => undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AvailRecord } from '../../../ssai/decide/avail-record.js';
 import type { CreativePlan } from '../../../ssai/stitch/creative-plan.js';
-import { placeAvail } from '../../../ssai/serve/avail-placement.js';
+import { placeAvail, placeAvailNow, PLAN_NOT_HERE } from '../../../ssai/serve/avail-placement.js';
 import type { VariantEntry } from '../../../ssai/stitch/manifest-rewriter.js';
 import { scanMediaPlaylist } from '../../../media/playlist-scanner.js';
 
@@ -18,5 +18,22 @@ describe('placing an avail on a track', () => {
     expect((await placeAvail(planner(true), record, fmp4, video, undefined))?.ads[0]?.mapUri).toBe('http://m/init.mp4');
     expect(await placeAvail(planner(true), record, ts, video, undefined)).toBeUndefined();
     expect(await placeAvail(planner(false), record, fmp4, video, undefined)).toBeUndefined();
+  });
+
+  it('places without a wait what the plans held here allow, the same as placeAvail, and says when a plan is not held', async () => {
+    const pdt = scanMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z\n#EXTINF:2,\na.ts\n#EXTINF:2,\nb.ts\n#EXTINF:2,\nc.ts\n#EXTINF:2,\nd.ts\n').playlist!;
+    const timed: AvailRecord = { ...record, startPdtMs: Date.parse('2026-01-01T00:00:02.000Z') };
+    for (const [r, pl] of [[record, ts], [timed, pdt]] as const) {
+      const now = placeAvailNow(() => plan(false), r, pl, video, [2], 1);
+      expect(now).not.toBe(PLAN_NOT_HERE);
+      expect(now).toEqual(await placeAvail({ plan: async () => plan(false) }, r, pl, video, [2], 1));
+    }
+    // by date: the segment that starts at the break's date, whatever the stored index said
+    expect((placeAvailNow(() => plan(false), { ...timed, startSegmentIndex: 0, endSegmentIndex: 2 }, pdt, video, undefined) as { startSegmentIndex: number }).startSegmentIndex).toBe(1);
+    // a plan not held here: placeAvail (which asks the store) decides; one the store lost plays the content
+    expect(placeAvailNow(() => undefined, record, ts, video, undefined)).toBe(PLAN_NOT_HERE);
+    expect(await placeAvail({ plan: async () => undefined }, record, ts, video, undefined)).toBeUndefined();
+    // no ads: nothing to place, plans or not
+    expect(placeAvailNow(() => undefined, { ...record, ads: [] }, ts, video, undefined)).toBeUndefined();
   });
 });

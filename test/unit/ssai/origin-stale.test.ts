@@ -33,8 +33,12 @@ describe('origin fetcher deadline', () => {
     const fetcher = new OriginFetcher({ cacheMs: 1000, staleAfterMs: 20, now: () => clock });
     cleanup.push(() => fetcher.close(), origin.close);
     clock = 0;
+    expect(fetcher.fetchNow(origin.url)).toBeUndefined(); // nothing cached: fetch() asks the origin
     expect(text(await fetcher.fetch(origin.url))).toBe(playlist(0));
+    // cached and fresh: the same copy without a wait
+    expect(fetcher.fetchNow(origin.url)).toBe(await fetcher.fetch(origin.url));
     clock = 1500; // expired: a refresh starts and the origin holds it
+    expect(fetcher.fetchNow(origin.url)).toBeUndefined();
     const waiting = [fetcher.fetch(origin.url), fetcher.fetch(origin.url)];
     expect((await Promise.all(waiting)).map(text)).toEqual([playlist(0), playlist(0)]);
     origin.release();

@@ -23,6 +23,19 @@ describe('memory session store values', () => {
     expect((await store.setIfAbsent('lock', 1, 1000)).value).toBe(0);
     await store.close();
   });
+
+  it('hands out without a wait (getNow) what get() answers: the same frozen value, absent as undefined', async () => {
+    const store = new MemorySessionStore();
+    await store.set(keys.observed('s1', 0), [['dr-1', [4, 7]]], 600_000);
+    await store.set('lock:s1:dr-1', 3, 1000); // a short-lived key
+    await store.set(keys.session('s1'), { id: 's1' }, 600_000);
+    for (const key of [keys.observed('s1', 0), 'lock:s1:dr-1', keys.session('s1'), keys.observed('s1', 1), 'nothing']) {
+      expect(store.getNow(key), key).toBe(await store.get(key));
+    }
+    expect(store.getNow(keys.observed('s1', 1))).toBeUndefined();
+    expect(Object.isFrozen(store.getNow(keys.observed('s1', 0)))).toBe(true);
+    await store.close();
+  });
 });
 
 const deepFrozen = (v: unknown): boolean => v === null || typeof v !== 'object' || (Object.isFrozen(v) && Object.values(v).every(deepFrozen));
