@@ -20,7 +20,14 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { threadCpuMs } from '../ssai/decide/thread-times.js';
+
+/** The main thread's user and system CPU, ms (/proc, clock ticks of 10 ms): how much of it is the kernel's. */
+function mainUserSystemMs(): { user: number; system: number } {
+  const fields = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
 
 const PERIOD_MS = 2000;
 const CAPACITY = fileURLToPath(new URL('./ssai-capacity.ts', import.meta.url));
@@ -53,7 +60,7 @@ function call(listener: Listener, url: string): Promise<Answer> {
   });
 }
 
-type RunFigures = { requests: number; playlists: number; segments: number; withAds: number; errors: number; mainCpuMs: number; processCpuMs: number; wallMs: number; p99Ms: number };
+type RunFigures = { requests: number; playlists: number; segments: number; withAds: number; errors: number; mainCpuMs: number; mainSystemMs: number; processCpuMs: number; wallMs: number; p99Ms: number };
 
 /**
  * Viewers on the capacity bench's schedule through `listener`: `media[i]` reloaded every 2 s from its phase, each new
@@ -98,7 +105,7 @@ async function drive(listener: Listener, media: string[], seconds: number, rampM
   const measureFrom = t0 + rampMs;
   const end = measureFrom + seconds * 1000;
   let round = 0, cursor = 0;
-  let cpu0 = process.cpuUsage(), main0 = 0, wall0 = 0;
+  let cpu0 = process.cpuUsage(), main0 = 0, wall0 = 0, system0 = 0;
   await new Promise<void>((resolve) => {
     const tick = (): void => {
       const now = performance.now();
@@ -107,6 +114,7 @@ async function drive(listener: Listener, media: string[], seconds: number, rampM
         void onMeasure?.();
         cpu0 = process.cpuUsage();
         main0 = threadCpuMs(process.pid) ?? 0;
+        system0 = mainUserSystemMs().system;
         wall0 = now;
       }
       for (;;) {
@@ -124,10 +132,11 @@ async function drive(listener: Listener, media: string[], seconds: number, rampM
   const wallMs = performance.now() - wall0;
   const cpu = process.cpuUsage(cpu0);
   const mainCpuMs = (threadCpuMs(process.pid) ?? 0) - main0;
+  const mainSystemMs = mainUserSystemMs().system - system0;
   await onEnd?.();
   latencies.sort((a, b) => a - b);
   return {
-    requests: playlists + segments, playlists, segments, withAds, errors, mainCpuMs, processCpuMs: Math.round((cpu.user + cpu.system) / 1000), wallMs: Math.round(wallMs),
+    requests: playlists + segments, playlists, segments, withAds, errors, mainCpuMs, mainSystemMs, processCpuMs: Math.round((cpu.user + cpu.system) / 1000), wallMs: Math.round(wallMs),
     p99Ms: Math.round((latencies[Math.floor(0.99 * latencies.length)] ?? 0) * 10) / 10,
   };
 }
@@ -220,7 +229,7 @@ async function main(): Promise<void> {
     + `| engine | ${viewers} | ${e.playlists} | ${e.segments} | ${e.withAds} | ${e.errors} | ${e.mainUsPerRequest} | ${e.processUsPerRequest} | ${e.mainCores} | ${e.p99Ms} |\n`
     + `| baseline | ${viewers} | ${b.playlists} | ${b.segments} | ${b.withAds} | ${b.errors} | ${b.mainUsPerRequest} | ${b.processUsPerRequest} | ${b.mainCores} | ${b.p99Ms} |\n`
     + `\nThe SSAI logic's own cost on the playlists' thread: ${Math.round((e.mainUsPerRequest - b.mainUsPerRequest) * 10) / 10} µs per request.\n`);
-  process.stdout.write(`${JSON.stringify({ engineMainUsPerRequest: e.mainUsPerRequest, baselineMainUsPerRequest: b.mainUsPerRequest, engineMainCores: e.mainCores, withAds: e.withAds, errors: e.errors })}\n`);
+  process.stdout.write(`${JSON.stringify({ engineMainSystemShare: Math.round((e.mainSystemMs / Math.max(1, e.mainCpuMs)) * 100) / 100, engineMainUsPerRequest: e.mainUsPerRequest, baselineMainUsPerRequest: b.mainUsPerRequest, engineMainCores: e.mainCores, withAds: e.withAds, errors: e.errors })}\n`);
   process.exit(0);
 }
 
