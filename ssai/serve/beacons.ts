@@ -64,8 +64,14 @@ export class BeaconSender {
    */
   fire(markKey: string, event: number, urls: readonly BeaconItem[]): void {
     if (this.closed || !urls.length) return;
-    this.pendingMarks++;
     const { key, bit } = markBit(markKey, event);
+    if (this.store.markOnceNow) {
+      // an in-process store: marked now, no promise chain per beacon
+      if (this.store.markOnceNow(`beacon:${key}`, bit, this.markTtlMs)) this.delivery.send(urls);
+      else this.opts.onResult?.('duplicate');
+      return;
+    }
+    this.pendingMarks++;
     this.store.markOnce(`beacon:${key}`, bit, this.markTtlMs).then((created) => created, (e: unknown) => {
       if (!isSessionStoreUnavailable(e)) throw e;
       // The store away (issue 27): de-duplicated in this process only; a player fetches each segment once, so the

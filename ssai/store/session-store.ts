@@ -22,6 +22,8 @@ export interface SessionStore {
    * "won" the mark). One value holds a break's once-only events (issue 28: 12 marks per break per viewer were 12 keys).
    */
   markOnce(key: string, bit: number, ttlMs: number): Promise<boolean>;
+  /** markOnce without a wait, where the store is in this process (the memory store); absent on a shared store */
+  markOnceNow?(key: string, bit: number, ttlMs: number): boolean;
   /**
    * appends to a list kept with the TTL; duplicates are kept, readers dedupe. `maxLength`: only the newest that many
    * are kept (a debug log, issue 31)
@@ -179,15 +181,19 @@ type Group = ReadonlyArray<string | Entry>;
 /** A list's member name starts with this (lists and values are apart, as in Redis) */
 const LIST_MEMBER = '\u0000';
 
-/** The session a key belongs to and its name within the session, or undefined for a key of no session. */
-function sessionKeyParts(key: string): { sid: string; member: string } | undefined {
+/**
+ * The session a key belongs to and its name within the session, or undefined for a key of no session. `forWrite`:
+ * the member name ("avail:dr-12", "beacon:dr-12:0:start") is the same in every session and is held once (interned);
+ * a read only compares it (strings compare by value), so it skips the table.
+ */
+function sessionKeyParts(key: string, forWrite = true): { sid: string; member: string } | undefined {
   const colon = key.indexOf(':');
   if (colon <= 0 || !SESSION_KINDS.has(key.slice(0, colon))) return undefined;
   const next = key.indexOf(':', colon + 1);
   const sid = next < 0 ? key.slice(colon + 1) : key.slice(colon + 1, next);
   if (!sid) return undefined;
-  // the member name ("avail:dr-12", "beacon:dr-12:0:start") is the same in every session: held once
-  return { sid, member: internAlways(next < 0 ? key.slice(0, colon) : key.slice(0, colon) + key.slice(next)) };
+  const member = next < 0 ? key.slice(0, colon) : key.slice(0, colon) + key.slice(next);
+  return { sid, member: forWrite ? internAlways(member) : member };
 }
 
 function memberOf(group: Group | undefined, member: string): Entry | undefined {
@@ -212,7 +218,18 @@ function appended(list: readonly string[], value: string, maxLength: number | un
   return exactArray(maxLength === undefined || all.length <= maxLength ? all : all.slice(-Math.max(1, maxLength)));
 }
 
+/**
+ * The group with member set to value: the same array when the member is there and stays (a group is this store's own,
+ * never handed out), else a new one of exact length.
+ */
 function withMember(group: Group | undefined, member: string, value: Entry | undefined): Group {
+  if (group && value !== undefined) {
+    for (let i = 0; i < group.length; i += 2) {
+      if (group[i] !== member) continue;
+      (group as Array<string | Entry>)[i + 1] = value;
+      return group;
+    }
+  }
   const rest: Array<string | Entry> = [];
   for (let i = 0; group && i < group.length; i += 2) if (group[i] !== member) rest.push(group[i]!, group[i + 1]!);
   if (value !== undefined) rest.push(member, value);
@@ -240,15 +257,13 @@ export class MemorySessionStore implements SessionStore {
     this.lists = growingLru(max, { ttl: opts.defaultTtlMs ?? 3_600_000 });
   }
 
-  private read(key: string): Entry | undefined {
-    const parts = sessionKeyParts(key);
+  private read(key: string, parts = sessionKeyParts(key, false)): Entry | undefined {
     const grouped = parts ? memberOf(this.groups.get(parts.sid), parts.member) : this.lru.get(key);
     return grouped ?? this.shortLived.get(key);
   }
 
   /** Writes (or with undefined removes) a long-lived value. */
-  private write(key: string, entry: Entry | undefined, ttlMs: number): void {
-    const parts = sessionKeyParts(key);
+  private write(key: string, entry: Entry | undefined, ttlMs: number, parts = sessionKeyParts(key)): void {
     if (parts) this.writeMember(parts, entry, ttlMs);
     else if (entry === undefined) this.lru.delete(key);
     else this.lru.set(freshKey(key), entry, { ttl: ttlMs });
@@ -294,13 +309,21 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async markOnce(key: string, bit: number, ttlMs: number): Promise<boolean> {
+    return this.markOnceNow(key, bit, ttlMs);
+  }
+
+  /** markOnce without a wait (this store is in process): a segment redirect marks its beacons on every fetch. */
+  markOnceNow(key: string, bit: number, ttlMs: number): boolean {
     const mask = 1 << checkedBit(bit);
-    const before = this.read(key);
+    const parts = sessionKeyParts(key, false);
+    const grouped = parts ? memberOf(this.groups.get(parts.sid), parts.member) : undefined;
+    const before = grouped ?? this.read(key, parts);
     const bits = typeof before === 'number' ? before : 0;
     if (bits & mask) return false;
     // (a number is stored as it is: no copy to make)
     if (ttlMs <= SHORT_TTL_MS) this.shortLived.set(before === undefined ? freshKey(key) : key, bits | mask, { ttl: ttlMs });
-    else this.write(key, bits | mask, ttlMs);
+    // (a member of the session's group is set in place under its name; a new one is named through the table)
+    else this.write(key, bits | mask, ttlMs, grouped !== undefined ? parts : sessionKeyParts(key));
     return true;
   }
 

@@ -248,4 +248,30 @@ describe('memory session store marks', () => {
     await expect(store.markOnce('beacon:v1:dr-1', -1, 600_000)).rejects.toThrow(RangeError);
     await store.close();
   });
+
+  it('marks without a wait (markOnceNow) into the same set, its session\'s other values untouched', async () => {
+    const store = new MemorySessionStore();
+    await store.set('session:v1', { id: 'v1' }, 600_000);
+    await store.set('avail:v1:dr-1', { id: 'dr-1' }, 600_000);
+    // bits set the one way are seen the other way, for a new mark set and one already there
+    fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.boolean(), fc.constantFrom('dr-1', 'dr-2')), { maxLength: 40 }), (steps) => {
+      const seen = new Map<string, Set<number>>();
+      const prefix = `m${Math.random().toString(36).slice(2)}`;
+      for (const [bit, now, brk] of steps) {
+        const key = `beacon:v1:${prefix}-${brk}`;
+        const set = seen.get(key) ?? new Set<number>();
+        seen.set(key, set);
+        const fresh = !set.has(bit);
+        set.add(bit);
+        if (now) expect(store.markOnceNow(key, bit, 600_000)).toBe(fresh);
+        else void store.markOnce(key, bit, 600_000).then((won) => expect(won).toBe(fresh));
+        expect(store.getNow(key)).toBe([...set].reduce((t, b) => t + 2 ** b, 0));
+      }
+    }));
+    expect(await store.get('session:v1')).toEqual({ id: 'v1' });
+    expect(await store.get('avail:v1:dr-1')).toEqual({ id: 'dr-1' });
+    expect(store.size).toBe(1);
+    expect(() => store.markOnceNow('beacon:v1:dr-1', 31, 600_000)).toThrow(RangeError);
+    await store.close();
+  });
 });
