@@ -32,6 +32,7 @@ import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
 import { ThreadedBeaconDelivery } from '../ssai/serve/beacon-thread.js';
 import { buildNativeLoad, runNativeLoad } from './lib/native-load.js';
+import { runViewerSchedule } from './lib/viewer-schedule.js';
 import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 
 const role = process.argv[2]?.startsWith('--role=') ? process.argv[2].slice(7) : 'main';
@@ -150,13 +151,8 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     process.stdout.write(`${JSON.stringify({ ...result, setupMs })}\n`);
     process.exit(0);
   }
-  // Viewer i joins at t0 + join[i] (uniform over the ramp) and reloads every period from there. Sorted by its phase
-  // within the period, so one cursor walks the schedule round by round; a viewer is skipped until its first round.
+  // Viewer i joins at a moment of the ramp and reloads every period from there (bench/lib/viewer-schedule.ts).
   const rampMs = Math.max(PERIOD_MS, Math.round(rampSeconds * 1000 / PERIOD_MS) * PERIOD_MS);
-  const join = Array.from({ length: viewers }, () => Math.random() * rampMs);
-  const phase = join.map((j) => j % PERIOD_MS);
-  const firstRound = join.map((j) => Math.floor(j / PERIOD_MS));
-  const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
   const latencies: number[] = [];
   const rampLatencies: number[] = [];
   const perSecond: Array<{ lat: number[]; ads: number; late: number[] }> = [];
@@ -238,23 +234,7 @@ async function load(base: string, viewers: number, seconds: number, rampSeconds:
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  // The schedule: viewer i sends at t0 + phase[i] + k·period from its first round. Checked every millisecond; late
-  // sends keep their time.
-  let round = 0, cursor = 0;
-  await new Promise<void>((resolve) => {
-    const tick = (): void => {
-      const now = performance.now();
-      for (;;) {
-        const i = order[cursor]!;
-        const at = t0 + round * PERIOD_MS + phase[i]!;
-        if (at > now || at >= end) break;
-        if (round >= firstRound[i]!) fire(i, at);
-        if (++cursor === viewers) { cursor = 0; round++; }
-      }
-      if (now >= end) resolve(); else setTimeout(tick, 1);
-    };
-    tick();
-  });
+  await runViewerSchedule({ viewers, rampMs, periodMs: PERIOD_MS, t0, end, fire });
   await Promise.all(inflight);
   const stalls = stallWatch.stop();
   const cpu = process.cpuUsage(cpu0);

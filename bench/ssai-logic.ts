@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { threadCpuMs } from '../ssai/decide/thread-times.js';
+import { runViewerSchedule } from './lib/viewer-schedule.js';
 
 /** The main thread's user and system CPU, ms (/proc, clock ticks of 10 ms): how much of it is the kernel's. */
 function mainUserSystemMs(): { user: number; system: number } {
@@ -68,10 +69,6 @@ type RunFigures = { requests: number; playlists: number; segments: number; withA
  */
 async function drive(listener: Listener, media: string[], seconds: number, rampMs: number, onMeasure?: () => Promise<void>, onEnd?: () => Promise<void>): Promise<RunFigures> {
   const viewers = media.length;
-  const join = media.map(() => Math.random() * rampMs);
-  const phase = join.map((j) => j % PERIOD_MS);
-  const firstRound = join.map((j) => Math.floor(j / PERIOD_MS));
-  const order = phase.map((_, i) => i).sort((a, b) => phase[a]! - phase[b]!);
   const seen: string[][] = media.map(() => []);
   const latencies: number[] = [];
   let measuring = false;
@@ -104,29 +101,18 @@ async function drive(listener: Listener, media: string[], seconds: number, rampM
   const t0 = performance.now() + 100;
   const measureFrom = t0 + rampMs;
   const end = measureFrom + seconds * 1000;
-  let round = 0, cursor = 0;
   let cpu0 = process.cpuUsage(), main0 = 0, wall0 = 0, system0 = 0;
-  await new Promise<void>((resolve) => {
-    const tick = (): void => {
-      const now = performance.now();
-      if (!measuring && now >= measureFrom) {
-        measuring = true;
-        void onMeasure?.();
-        cpu0 = process.cpuUsage();
-        main0 = threadCpuMs(process.pid) ?? 0;
-        system0 = mainUserSystemMs().system;
-        wall0 = now;
-      }
-      for (;;) {
-        const i = order[cursor]!;
-        const at = t0 + round * PERIOD_MS + phase[i]!;
-        if (at > now || at >= end) break;
-        if (round >= firstRound[i]!) fire(i, at);
-        if (++cursor === viewers) { cursor = 0; round++; }
-      }
-      if (now >= end) resolve(); else setTimeout(tick, 1);
-    };
-    tick();
+  await runViewerSchedule({
+    viewers, rampMs, periodMs: PERIOD_MS, t0, end, fire,
+    onTick: (now) => {
+      if (measuring || now < measureFrom) return;
+      measuring = true;
+      void onMeasure?.();
+      cpu0 = process.cpuUsage();
+      main0 = threadCpuMs(process.pid) ?? 0;
+      system0 = mainUserSystemMs().system;
+      wall0 = now;
+    },
   });
   await Promise.all(inflight);
   const wallMs = performance.now() - wall0;
