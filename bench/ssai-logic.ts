@@ -13,7 +13,7 @@
 // → bench/results/ssai-logic.{md,json}. SSAI_LOGIC_PROFILE=dir: a CPU profile of the measured part (with SSAI_LOGIC_HEAP=1:
 // its sampled allocations, young garbage included).
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -168,7 +168,8 @@ async function main(): Promise<void> {
     await profiler.post('Profiler.enable');
     await profiler.post('Profiler.start');
   }, async () => {
-    if (!profiler) return;
+    if (!profiler || !profileDir) return;
+    await mkdir(profileDir, { recursive: true });
     if (heapProfile) {
       const { profile } = await profiler.post('HeapProfiler.stopSampling');
       await writeFile(`${profileDir}/ssai-logic-${cueForm}-${viewers}.heapprofile`, JSON.stringify(profile));

@@ -9,6 +9,7 @@ import { exactArray, type SessionStore } from '../store/session-store.js';
 import { growingLru } from '../store/growing-lru.js';
 import type { Avail } from '../parse/cue-finder.js';
 import { contentRecord } from './store-outage.js';
+import type { PastHolder, TrackPast } from './past-breaks.js';
 
 /**
  * The session as stored: its variants and rungs (the same for every viewer of one origin playlist) are kept once
@@ -20,7 +21,7 @@ export type Layout = { variants: VariantEntry[]; rungs: ContentRung[] };
 const layoutKey = (hash: string) => `layout:${hash}`;
 
 /** What the hot path keeps of a session in this process: immutable once read (decisions never change). */
-export interface HotSession {
+export interface HotSession extends PastHolder {
   readonly session: SessionRecord;
   records: AvailRecord[];
 }
@@ -31,6 +32,8 @@ export interface HotSession {
  * point 4).
  */
 class CachedSession implements HotSession, SessionRecord {
+  /** its tracks' past breaks, summed (past-breaks.ts) */
+  pastBreaks?: Array<TrackPast | undefined>;
   constructor(private readonly stored: Omit<SessionRecord, 'variants' | 'rungs'>, private readonly layout: Layout, public records: AvailRecord[]) {}
   get session(): SessionRecord {
     return this;

@@ -28,6 +28,7 @@ import { isSessionStoreUnavailable, type SessionStore } from '../store/session-s
 import { StoreFallbacks } from './store-outage.js';
 import { NO_MARKS } from './track-marks.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
+import { forgetPast, pastOf, sumPast } from './past-breaks.js';
 import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, allKnown, oneRecordPerBreak } from './break-places.js';
 import { deliveryDirectives, playbackPathIsClean, segmentExtension } from './playback-path.js';
 import type { DebugLog } from '../store/debug-log.js';
@@ -390,12 +391,16 @@ export class SsaiServer {
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
     const reportsRenditions = pl.trailingLines.some((t) => t.name === 'EXT-X-RENDITION-REPORT');
-    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}|${policy.key}`;
+    // A live track's breaks long behind the window are summed once (past-breaks.ts): not placed, one key.
+    const past = vod ? undefined : pastOf(hot, n, target);
+    let signature = `${guid}|${reportsRenditions ? session.origin : ''}|${n}|${entry.kind}|${entry.bandwidth ?? ''}|${entry.resolution ?? ''}|${target}|${cutAt ?? ''}|${policy.key}|${past?.key ?? ''}`;
     const placedAds: PlannedAd[] = [];
     const windowStart = pl.segments[0];
     const windowEnd = pl.segments[pl.segments.length - 1]?.mediaSequence ?? -1;
     let anchors: Map<string, readonly number[]> | undefined;
+    let gone: StitchAvail[] | undefined;
     for (const record of records) {
+      if (past?.ids.has(record.id)) continue;
       const anchor = observed.get(anchorKey(record.id))?.[0];
       const placedNow = placeAvailNow(this.planNow, record, pl, entry, observed.get(record.id), anchor);
       const placed = placedNow === PLAN_NOT_HERE ? await placeAvail(this.plans, record, pl, entry, observed.get(record.id), anchor) : placedNow;
@@ -414,6 +419,12 @@ export class SsaiServer {
         });
       }
       if (!placed) continue;
+      if (past && placed.startSegmentIndex <= past.lastEnd) {
+        // a break placed among the summed ones (never expected live): the sum no longer numbers exactly
+        forgetPast(hot, n);
+        return this.stitched(config, hot, entry, n, originUri);
+      }
+      if (!vod && record.retired && windowStart && longGone(record, placed, windowStart, target)) (gone ??= []).push(placed);
       avails.push(placed);
       signature += `|${placed.id},${placed.insert ? 'i' : ''}${placed.startSegmentIndex},${placed.endSegmentIndex},${placed.slotDuration},${placed.duration},${placed.startPdtMs},${placed.absorbedDiscontinuities?.join('.') ?? ''}`;
       // The ad ids are the viewer's own (the creative's ids may be too): placeholders in the shared text, so sessions with the same creatives share it.
@@ -428,12 +439,14 @@ export class SsaiServer {
     // Sessions given the same creatives get the same playlist but for their session id and ad ids: stitched once per
     // origin refresh with placeholders, then rendered per session by joining the parts (bounded: distinct plans beyond
     // the bound stitch on their own).
+    if (gone) sumPast(hot, n, target, gone, avails.filter((a) => !gone!.includes(a)), { trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH });
     const memoKey = `stitched ${signature}`;
     let own = fetched.memo.get(memoKey) as SharedStitch | undefined;
     if (!own) {
       // (made here, not before the lookup: a closure made per reload cost its allocation and, under tsx, a __name call)
       const r = stitchMediaPlaylist(pl, {
         originUrl: entry.uri, avails, trackKind: entry.kind, emptySubtitleUri: EMPTY_VTT_PATH, targetDurationFloor: target, renditionReportUri: renditionReportUriOf(session, guid), policy,
+        ...(past ? { before: past.before } : {}),
         // Each empty subtitle span gets its own URI: players and checkers tell segments apart by URI.
         makeAdSegmentUri: (c) => entry.kind === 'subtitles' ? `${c.uri}?avail=${encodeURIComponent(c.avail.id)}&ad=${c.adIndex}&s=${c.segmentIndex}`
           : `/v1/segment/${guid}/${SID_PLACEHOLDER}/${encodeURIComponent(c.avail.id)}/${c.adIndex}/${n}/${c.segmentIndex}${segmentExtension(c.uri)}`,

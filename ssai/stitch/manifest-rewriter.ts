@@ -175,7 +175,15 @@ export type StitchOptions = {
   renditionReportUri?: (absoluteUri: string) => string | undefined;
   /** the configuration's ad-operations fields: origin cues removed, segment URIs through CDN prefixes (issue 31) */
   policy?: PlaylistPolicy;
+  /** live: what breaks wholly before the window, not in `avails`, add to the numbering (breaksBefore) */
+  before?: BreaksBefore;
 };
+/**
+ * What live breaks wholly before the window add to a stitched playlist (the numbering note above): their entries and
+ * discontinuities to the sequence numbers, the origin discontinuities they absorbed, the target duration and version
+ * their ads need. A long session's past breaks are summed once into this, not planned on every stitch (issue 28).
+ */
+export type BreaksBefore = { mediaSequence: number; discontinuitySequence: number; absorbed: readonly number[]; targetDuration: number; mapped: boolean };
 export type StitchObservation = { availId: string; absorbedDiscontinuities: number[] };
 export type StitchTail = { sequence: number; originSequence: number; ad: boolean };
 export type StitchResult = {
@@ -194,7 +202,7 @@ const CUE_TAGS = CUE_TAG_NAMES;
 const asListed = (uri: string): string => uri;
 const EPS = 1e-6;
 
-function planBreak(avail: StitchAvail, opts: StitchOptions, target: number): Break {
+function planBreak(avail: StitchAvail, opts: Pick<StitchOptions, 'trackKind' | 'emptySubtitleUri' | 'makeAdSegmentUri'>, target: number): Break {
   const entries: Entry[] = [];
   const slotDur = avail.slotDuration > 0 ? avail.slotDuration : target;
   const lastSlot = avail.insert ? avail.startSegmentIndex : avail.endSegmentIndex === undefined ? Infinity : avail.endSegmentIndex - 1;
@@ -218,6 +226,41 @@ function planBreak(avail: StitchAvail, opts: StitchOptions, target: number): Bre
     if (list) list.push(e); else bySlot.set(e.slot, [e]);
   }
   return { avail, entries, bySlot, absorbed: new Set(avail.absorbedDiscontinuities ?? []) };
+}
+
+/**
+ * breaksBefore's sum of `avails` (live replacements, each with its end), on a track whose origin target duration is
+ * `target`. Exact where every break of the playlist not given here starts after the last end given here: a break's
+ * end then never falls in another's (which would take its closing discontinuity), and the playlist's window starts
+ * after that end. A break `before` adds to is summed the same: addBreaksBefore.
+ */
+export function breaksBefore(avails: readonly StitchAvail[], opts: Pick<StitchOptions, 'trackKind' | 'emptySubtitleUri'>, target: number): BreaksBefore {
+  const breaks = avails.filter((a) => a.ads.length).map((a) => planBreak(a, opts, target)).filter((b) => b.entries.length);
+  const inBreak = (s: number): boolean => breaks.some((b) => s >= b.avail.startSegmentIndex && s < (b.avail.endSegmentIndex ?? Infinity));
+  const absorbed = new Set<number>();
+  let mediaSequence = 0;
+  let discontinuitySequence = 0;
+  for (const b of breaks) {
+    const end = b.avail.endSegmentIndex ?? b.avail.startSegmentIndex;
+    mediaSequence += b.entries.length - (end - b.avail.startSegmentIndex);
+    for (const e of b.entries) if (e.firstOfAd) discontinuitySequence++;
+    if (!inBreak(end)) discontinuitySequence++;
+    for (const s of b.absorbed) absorbed.add(s);
+  }
+  return {
+    mediaSequence, discontinuitySequence, absorbed: [...absorbed].sort((x, y) => x - y),
+    targetDuration: stitchedTargetDuration({ hasTargetDuration: false, targetDuration: 0, segments: [] }, breaks, 0),
+    mapped: breaks.some((b) => b.avail.ads.some((a) => a.mapUri !== undefined)),
+  };
+}
+
+/** Two sums of breaksBefore as one (the second's breaks after the first's). */
+export function addBreaksBefore(a: BreaksBefore, b: BreaksBefore): BreaksBefore {
+  return {
+    mediaSequence: a.mediaSequence + b.mediaSequence, discontinuitySequence: a.discontinuitySequence + b.discontinuitySequence,
+    absorbed: b.absorbed.length ? [...new Set([...a.absorbed, ...b.absorbed])].sort((x, y) => x - y) : a.absorbed,
+    targetDuration: Math.max(a.targetDuration, b.targetDuration), mapped: a.mapped || b.mapped,
+  };
 }
 
 const fmtDuration = (d: number): string => String(Math.round(d * 1000) / 1000);
@@ -266,9 +309,9 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
     if (b && seg.discontinuity) b.absorbed.add(seg.mediaSequence);
   }
 
-  let mediaSequence = W;
-  let discontinuitySequence = pl.discontinuitySequence;
-  const absorbedGone = new Set<number>(); // one origin tag may sit on the edge of two back-to-back breaks
+  let mediaSequence = W + (opts.before?.mediaSequence ?? 0);
+  let discontinuitySequence = pl.discontinuitySequence + (opts.before?.discontinuitySequence ?? 0);
+  const absorbedGone = new Set<number>(opts.before?.absorbed); // one origin tag may sit on the edge of two back-to-back breaks
   for (const b of breaks) {
     const start = b.avail.startSegmentIndex;
     const end = b.avail.endSegmentIndex;
@@ -282,8 +325,8 @@ export function stitchMediaPlaylist(pl: MediaPlaylist, opts: StitchOptions): Sti
   }
   discontinuitySequence -= absorbedGone.size;
 
-  const targetDuration = stitchedTargetDuration(pl, [...breaks, ...inserts], opts.targetDurationFloor ?? 0);
-  const needsMap = [...breaks, ...inserts].some((b) => b.avail.ads.some((a) => a.mapUri !== undefined));
+  const targetDuration = stitchedTargetDuration(pl, [...breaks, ...inserts], Math.max(opts.targetDurationFloor ?? 0, opts.before?.targetDuration ?? 0));
+  const needsMap = opts.before?.mapped === true || [...breaks, ...inserts].some((b) => b.avail.ads.some((a) => a.mapUri !== undefined));
   const out: string[] = ['#EXTM3U'];
   writeHeader(out, pl, { targetDuration, mediaSequence, discontinuitySequence, minVersion: needsMap ? 6 : 0 });
 
@@ -458,7 +501,7 @@ const PARTIAL_SEGMENT_TAGS = new Set(['EXT-X-PART', 'EXT-X-PRELOAD-HINT', 'EXT-X
  * EXT-X-TARGETDURATION: the origin's whenever it is valid (every EXTINF rounded to the nearest integer fits,
  * RFC 8216 §4.3.3.1), else repaired by that same rule; raised, by that rule too, only for stitched ads that need more.
  */
-export function stitchedTargetDuration(pl: MediaPlaylist, breaks: ReadonlyArray<{ entries: ReadonlyArray<{ duration: number }> }>, floor: number): number {
+export function stitchedTargetDuration(pl: Pick<MediaPlaylist, 'hasTargetDuration' | 'targetDuration' | 'segments'>, breaks: ReadonlyArray<{ entries: ReadonlyArray<{ duration: number }> }>, floor: number): number {
   let target = Math.max(pl.hasTargetDuration ? pl.targetDuration : 0, floor);
   for (const s of pl.segments) target = Math.max(target, Math.round(s.duration));
   for (const b of breaks) for (const e of b.entries) target = Math.max(target, Math.round(e.duration));
