@@ -44,10 +44,13 @@ export interface SessionStore {
 const INTERN_MAX = 20_000;
 const interned = new Map<string, string>();
 function intern(s: string): string {
-  // packed bytes (a control character first) and joined ids (NUL-separated) are one viewer's own: never shared, and
-  // in the table they would only push out the strings that are (two per decision)
-  return s.length < 8 || s.length > 2048 || s.charCodeAt(0) < 0x20 || s.includes('\u0000') ? s : internAlways(s, false);
+  // packed bytes and joined ids are one viewer's own: never shared, and in the table they would only push out the
+  // strings that are (two per decision)
+  return s.length < 8 || s.length > 2048 || ownString(s) ? s : internAlways(s, false);
 }
+
+/** Packed bytes (a control character first) or joined ids (NUL-separated): one viewer's own. */
+const ownString = (s: string): boolean => s.charCodeAt(0) < 0x20 || s.includes('\u0000');
 
 /** The table's copy of `s`, added when absent: a flat copy when `copy` (a name sliced from a longer key). */
 function internAlways(s: string, copy = true): string {
@@ -109,7 +112,8 @@ const jsonOfString = (s: string): string | undefined => (s.length + 2 > SHARED_M
 function freezeShared(value: unknown): unknown {
   if (typeof value === 'string') {
     const s = intern(value);
-    sharedJson = jsonOfString(s);
+    // (a viewer's own string, packed bytes or joined ids, is in no value shared with other viewers: no text for it)
+    sharedJson = ownString(s) ? undefined : jsonOfString(s);
     return s;
   }
   if (value === null || typeof value !== 'object') {
