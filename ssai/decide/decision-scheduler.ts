@@ -41,6 +41,7 @@ const SCHEDULED = 0; // early, waiting for its random moment in the heap
 const READY = 1; // in its configuration's line
 const RUNNING = 2;
 const DONE = 3; // decided, or dropped at its deadline before it was sent
+const HELD = 4; // in the window, no playlist waiting on it: in its configuration's held line until `latest` at most
 
 type Deferred = { promise: Promise<AvailRecord | undefined>; resolve: (r: AvailRecord | undefined) => void; reject: (e: unknown) => void };
 
@@ -52,7 +53,7 @@ type Entry = {
   task: DecisionTask;
   lane: Lane;
   dueAt: number;
-  /** early: the end of its slack (its break needs it by then); in the window: unused */
+  /** early or held: the end of its slack (its break needs it by then); in the window: unused */
   latest: number;
   /** a playlist waits on it (its break is in the window) */
   urgent: boolean;
@@ -67,6 +68,12 @@ type Lane = {
   /** breaks in the window, first come first served (`head` is the first still in line) */
   urgent: Entry[];
   head: number;
+  /**
+   * breaks in the window whose playlists went out without them (ended before the break, issue 28): first come first
+   * served, sent as the event loop allows (the adaptive bound), each by the end of its slack at the latest
+   */
+  held: Entry[];
+  heldHead: number;
   /** announced breaks whose moment came, by the end of their slack */
   early: Entry[];
   earlyWaiting: number;
@@ -115,6 +122,7 @@ export class DecisionScheduler {
   private inFlight = 0;
   private inWindowRunning = 0;
   private inWindowWaiting = 0;
+  private heldWaiting = 0;
   private aheadWaiting = 0;
   private limit: number;
   private probe: NodeJS.Timeout | undefined;
@@ -179,8 +187,12 @@ export class DecisionScheduler {
    * The decision of a break in the window, or the late record (slate or content) when it would miss the deadline: a
    * decision still in line then is never sent; one running goes on and finds the late record stored. `deadlineMs`:
    * how long this caller can wait (the configured deadline, or longer for a playlist that need not wait, issue 28).
+   * `slackMs`: the playlist went out without this break (issue 28), so the decision may wait in line that long, sent
+   * as the event loop allows: at a no-notice break's start every viewer needs one at once, and sent at once their
+   * replies, plans and stored records held every playlist behind them. A later call without slack (a playlist that
+   * now waits for it) sends it first.
    */
-  async inWindow(task: DecisionTask, deadlineMs = this.deps.deadlineMs ?? Infinity): Promise<AvailRecord> {
+  async inWindow(task: DecisionTask, deadlineMs = this.deps.deadlineMs ?? Infinity, slackMs = 0): Promise<AvailRecord> {
     const sid = task.session.id;
     let ofAvail = this.pending.get(task.avail.id);
     let e = ofAvail?.get(sid);
@@ -196,14 +208,25 @@ export class DecisionScheduler {
         this.active.add(e.lane);
       }
       e.urgent = true;
+    } else if (e?.state === HELD && slackMs <= 0) {
+      // held, and now a playlist waits for it: to the urgent line (left in the held one, skipped there)
+      this.heldWaiting--;
+      e.state = READY;
+      e.lane.urgent.push(e);
+      this.active.add(e.lane);
     } else if (!e && !this.closed) {
       const lane = this.laneOf(task.session.guid);
       const now = this.clock();
-      e = { task, lane, dueAt: now, latest: now, urgent: true, state: READY };
+      const held = slackMs > 0;
+      e = { task, lane, dueAt: now, latest: now + (held ? Math.round(slackMs) : 0), urgent: true, state: held ? HELD : READY };
       if (!ofAvail) this.pending.set(task.avail.id, ofAvail = new Map());
       ofAvail.set(sid, e);
       this.inWindowWaiting++;
-      lane.urgent.push(e);
+      if (held) {
+        this.heldWaiting++;
+        lane.held.push(e);
+        this.startProbe();
+      } else lane.urgent.push(e);
       this.active.add(lane);
     }
     if (!e) return this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies);
@@ -215,7 +238,7 @@ export class DecisionScheduler {
     const first = late ? await Promise.race([entry.outcome.promise, late]) : await entry.outcome.promise;
     clearTimeout(timer);
     if (first) return first;
-    if (entry.state === READY) this.drop(entry); // never sent: the ad server is spared a request nobody waits for
+    if (entry.state === READY || entry.state === HELD) this.drop(entry); // never sent: the ad server is spared a request nobody waits for
     this.deps.metrics.decisionsLate.inc();
     return this.deps.planner.lateRecord(task.session, task.avail, task.targetDuration, task.shape);
   }
@@ -223,7 +246,7 @@ export class DecisionScheduler {
   private laneOf(guid: string): Lane {
     let lane = this.lanes.get(guid);
     if (!lane) {
-      lane = { guid, urgent: [], head: 0, early: [], earlyWaiting: 0, pacer: undefined, capKnown: !this.deps.adServerMaxRps, checking: false, checkedAt: 0, lastEarlyAt: -Infinity, timer: undefined, timerAt: Infinity };
+      lane = { guid, urgent: [], head: 0, held: [], heldHead: 0, early: [], earlyWaiting: 0, pacer: undefined, capKnown: !this.deps.adServerMaxRps, checking: false, checkedAt: 0, lastEarlyAt: -Infinity, timer: undefined, timerAt: Infinity };
       this.lanes.set(guid, lane);
       this.readCap(lane);
     }
@@ -263,7 +286,7 @@ export class DecisionScheduler {
       if (lag > LAG_HIGH_MS) this.limit = Math.max(MIN_EARLY_IN_FLIGHT, this.limit >> 1);
       else if (lag < LAG_LOW_MS) this.limit = Math.min(MAX_EARLY_IN_FLIGHT, this.limit + 4);
       this.pump();
-      if (this.aheadWaiting || this.inFlight) this.startProbe();
+      if (this.aheadWaiting || this.heldWaiting || this.inFlight) this.startProbe();
     }, PROBE_MS);
     this.probe.unref();
   }
@@ -294,12 +317,18 @@ export class DecisionScheduler {
     for (;;) {
       while (lane.head < lane.urgent.length && lane.urgent[lane.head]!.state !== READY) lane.head++;
       if (lane.head > 1024 && lane.head * 2 > lane.urgent.length) { lane.urgent.splice(0, lane.head); lane.head = 0; }
+      while (lane.heldHead < lane.held.length && lane.held[lane.heldHead]!.state !== HELD) lane.heldHead++;
+      if (lane.heldHead > 1024 && lane.heldHead * 2 > lane.held.length) { lane.held.splice(0, lane.heldHead); lane.heldHead = 0; }
       while (lane.early.length && (lane.early[0]!.state !== READY || lane.early[0]!.urgent)) heapPop(lane.early, byLatest);
       let e: Entry | undefined;
       let earlyAt = now;
       const u = lane.urgent[lane.head];
+      const h = lane.held[lane.heldHead];
       if (u && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW)) e = u;
+      // (a held decision goes before the early ones: its break is here; past the bound only one at the end of its slack)
+      else if (h && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW) && (this.inFlight < this.limit || h.latest <= now)) e = h;
       else {
+        if (h && h.latest > now) this.wake(lane, h.latest - now); // sent by the end of its slack, bound or not
         const x = lane.early[0];
         // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
         // decision past the moment its break needs it).
@@ -321,13 +350,16 @@ export class DecisionScheduler {
         if (wait > 0) { this.wake(lane, wait); break; }
         lane.pacer.take(t);
       }
-      if (e.urgent) lane.head++;
+      if (e === h) { lane.heldHead++; this.heldWaiting--; }
+      else if (e.urgent) lane.head++;
       else { heapPop(lane.early, byLatest); lane.earlyWaiting--; lane.lastEarlyAt = earlyAt; }
-      this.run(e, now);
+      this.run(e, now, e === h);
     }
-    if (lane.head >= lane.urgent.length && !lane.early.length) {
+    if (lane.head >= lane.urgent.length && lane.heldHead >= lane.held.length && !lane.early.length) {
       lane.urgent.length = 0;
       lane.head = 0;
+      lane.held.length = 0;
+      lane.heldHead = 0;
       this.active.delete(lane);
     }
     this.depth.inWindow.set(this.inWindowWaiting);
@@ -344,9 +376,11 @@ export class DecisionScheduler {
     lane.timer.unref();
   }
 
-  private run(e: Entry, now: number): void {
+  /** `held`: it came from the held line, and counts under the adaptive bound as well as among the window's. */
+  private run(e: Entry, now: number, held = false): void {
     const urgent = e.urgent;
     e.state = RUNNING;
+    if (held) this.inFlight++;
     if (urgent) { this.inWindowWaiting--; this.inWindowRunning++; } else {
       this.aheadWaiting--;
       this.inFlight++;
@@ -362,7 +396,8 @@ export class DecisionScheduler {
       }, (err: unknown) => { e.outcome?.reject(err); })
       .finally(() => {
         e.state = DONE;
-        if (urgent) this.inWindowRunning--; else this.inFlight--;
+        if (urgent) this.inWindowRunning--;
+        if (!urgent || held) this.inFlight--;
         this.forget(e);
         this.pump();
       });
@@ -370,6 +405,7 @@ export class DecisionScheduler {
 
   /** A decision of a break in the window whose deadline passed while it waited in line: never sent. */
   private drop(e: Entry): void {
+    if (e.state === HELD) this.heldWaiting--;
     e.state = DONE;
     this.inWindowWaiting--;
     this.forget(e);

@@ -571,7 +571,8 @@ export class SsaiServer {
       // falls back; the configured deadline is what a playlist waits.
       const cut = cuttable(admitted);
       const roomMs = cut ? cutRoomMs(pl, admitted, target) : 0;
-      const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined)
+      // (one not waited for is sent as the event loop allows, within the first half of the room: the ad server's time after)
+      const done = this.decisions.inWindow(task, cut ? Math.max(roomMs, this.deps.decisionDeadlineMs ?? 0) : undefined, cut ? roomMs / 2 : 0)
         .then((decided) => this.keepDecided(hot, decided), (e: unknown) => this.degradeIfStoreAway(e, hot, avail, target));
       const under = { avail, done, task };
       let ofSession = this.inWindow.get(sid);

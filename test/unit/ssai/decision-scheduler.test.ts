@@ -211,4 +211,55 @@ describe('decision scheduler', () => {
     expect((await metrics.decisionsLate.get()).values[0]?.value).toBe(300 - decided);
     s.close();
   });
+
+  it('holds decisions of breaks in the window no playlist waits for to the adaptive bound, each sent by the end of its slack', async () => {
+    vi.useFakeTimers();
+    const finishers: Array<() => void> = [];
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>((r) => finishers.push(() => r(record()))), { adaptive: false, deadlineMs: 100, maxInWindow: 1000 });
+    // a no-notice break: 300 viewers' playlists went out without it, each decision may wait 1 s
+    const held = Array.from({ length: 300 }, (_, i) => s.inWindow({ session: { id: `h${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 5000, 1000));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.decide).toBe(256); // the bound (fixed at its maximum without adaptation)
+    expect(s.queued.inWindow).toBe(44);
+    for (const f of finishers.splice(0, 6)) f();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.decide).toBe(262); // one sent per one done
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(calls.decide).toBe(300); // the end of their slack: sent past the bound
+    for (let k = 0; k < 3; k++) { for (const f of finishers.splice(0)) f(); await vi.advanceTimersByTimeAsync(0); }
+    expect((await Promise.all(held)).filter((r) => r.error)).toHaveLength(0);
+    s.close();
+  });
+
+  it('sends a held decision first once a playlist waits for it, before the early ones', async () => {
+    vi.useFakeTimers();
+    const started: string[] = [];
+    const finishers: Array<() => void> = [];
+    const s = new DecisionScheduler({
+      planner: {
+        recordFor: (sess) => { started.push(sess.id); return new Promise<AvailRecord>((r) => finishers.push(() => r(record()))); },
+        lateRecord: async () => record('late'),
+      },
+      metrics: createSsaiMetrics(new Registry()), now: () => Date.now(), random: () => 0, adaptive: false, deadlineMs: 5000, maxInWindow: 2,
+    });
+    const busy = [s.inWindow({ session: { id: 'u1' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }), s.inWindow({ session: { id: 'u2' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 })];
+    const heldTask = { session: { id: 'held' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 };
+    const held = s.inWindow(heldTask, 5000, 3000);
+    s.ahead({ session: { id: 'early' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 0);
+    const waiting = s.inWindow({ session: { id: 'queued' } as SessionRecord, adServer: 'x', avail, targetDuration: 2 });
+    // the held one's playlist can no longer end before the break: it waits now, and its decision goes to the urgent line
+    const now = s.inWindow(heldTask);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started).toEqual(['u1', 'u2', 'early']); // the window full (2): only the early one, under its own bound
+    finishers.shift()!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started.slice(3)).toEqual(['queued']);
+    finishers.shift()!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started.slice(4)).toEqual(['held']);
+    for (let k = 0; k < 3; k++) { for (const f of finishers.splice(0)) f(); await vi.advanceTimersByTimeAsync(0); }
+    expect(await held).toBe(await now);
+    await Promise.all([...busy, waiting]);
+    s.close();
+  });
 });
