@@ -17,7 +17,8 @@
 // Viewers also fetch their ad segments (redirects that fire the beacons), as players do; SSAI_CAPACITY_SEGMENTS=0: playlists only.
 // SSAI_CAPACITY_CUT=0: playlists wait for a break still being decided instead of ending before it (the ssai part's
 // cutBeforeUndecidedBreaks, on by default).
-// SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU and decisions by second of the break cycle.
+// SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU (each engine thread's, with its wait for a core) and the decisions sent
+// by second of the break cycle. SSAI_DECISION_NICE / SSAI_BEACON_NICE set here reach the engine (else its defaults).
 // SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
 // shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
 // asset lists answered with ads.
@@ -309,6 +310,8 @@ async function main(): Promise<void> {
   if (nativeLoad) process.env.SSAI_CAPACITY_NATIVE_LOADGEN = nativeLoad;
   else delete process.env.SSAI_CAPACITY_NATIVE_LOADGEN;
   const { startEngineWith } = await import('../test/ssai/setup.js');
+  // the engine's thread priorities as set in this process's environment (SSAI_DECISION_NICE, SSAI_BEACON_NICE), else its defaults
+  const threadNiceness = Object.fromEntries((['SSAI_DECISION_NICE', 'SSAI_BEACON_NICE'] as const).flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
   const { CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
   const runs: Array<Record<string, unknown>> = [];
   const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
@@ -344,7 +347,7 @@ async function main(): Promise<void> {
     const modes = (process.env.SSAI_CAPACITY_MODES ?? 'stitched').split(',');
     for (const viewers of levels) for (const mode of modes) {
       // A decision that misses 40 ms plays slate or content: the playlist is never held longer.
-      const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, cutBeforeUndecidedBreaks: process.env.SSAI_CAPACITY_CUT !== '0', env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1' } });
+      const engine = await startEngineWith({ originCacheMs: undefined, creativeWaitMs: 60_000, decisionDeadlineMs: 40, cutBeforeUndecidedBreaks: process.env.SSAI_CAPACITY_CUT !== '0', env: { LOG_LEVEL: 'silent', SSAI_DECISION_THREADS: process.env.SSAI_DECISION_THREADS ?? '1', ...threadNiceness } });
       const auth = { Authorization: (await engine.login()).IdToken };
       const created = await engine.api('POST', '/broker/adinserts', { headers: auth, body: { name: 'capacity', type: 'live', ad_server: `${w.first.vast}/vast-viewer?sid=[session.id]`, source_url: `${w.first.origin}/` } });
       const guid = created.body.guid as string;
@@ -369,12 +372,12 @@ async function main(): Promise<void> {
       const engineStalls = watchStalls(() => loadStart);
       // SSAI_CAPACITY_TIMELINE=1: every 500 ms the engine's main-thread CPU, its decisions and retirements, to lay the
       // latency tail over the break cycle (printed by phase at the end of the level).
-      const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }> = [];
+      const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number }> = [];
       const sampler = process.env.SSAI_CAPACITY_TIMELINE ? setInterval(() => {
         void (async () => {
           const text = await (await fetch(`${engine.url}/metrics`)).text();
           const c = process.cpuUsage();
-          samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), early: metric(text, 'ssai_decisions_early_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
+          samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), sent: metric(text, 'ssai_ad_server_requests_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
         })();
       }, 500) : undefined;
       // SSAI_CAPACITY_PROFILE=dir: a CPU profile of this process's main thread (the one answering playlists) over the
@@ -399,7 +402,7 @@ async function main(): Promise<void> {
       const stallsOfEngine = engineStalls.stop();
       if (sampler) {
         clearInterval(sampler);
-        printTimeline(proxy, samples, phaseOf);
+        printTimeline(proxy, samples, threadSamples, phaseOf);
       }
       const cpu1 = process.cpuUsage(cpu0);
       const worldMs = (await worldCpuMs()) - world0;
@@ -489,10 +492,20 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-/** The latency tail, the engine's main-thread CPU, its decisions and retirements by second of the break cycle (stderr). */
-function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; early: number; slow: number; retired: number }>, phaseOf: (wallMs: number) => number): void {
-  const rows = new Map<number, { p99: number[]; late: number[]; active: number; cpu: number; other: number; world: number; early: number; slow: number; retired: number; span: number }>();
-  const row = (k: number) => { let r = rows.get(k); if (!r) rows.set(k, r = { p99: [], late: [], active: 0, cpu: 0, other: 0, world: 0, early: 0, slow: 0, retired: 0, span: 0 }); return r; };
+/**
+ * The run by second of the break cycle (SSAI_CAPACITY_TIMELINE=1): each phase's p99s, the engine's event loop and
+ * cores, and each engine thread's cores and, in brackets, the share of the time it waited for a core (a thread that
+ * waits while the loop is busy is starved by the others, not slow).
+ */
+function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number }>,
+  threadSamples: ThreadSample[], phaseOf: (wallMs: number) => number): void {
+  type Row = { p99: number[]; late: number[]; active: number; cpu: number; other: number; world: number; sent: number; slow: number; retired: number; span: number; threads: Map<string, { cpu: number; wait: number }>; threadSpan: number };
+  const rows = new Map<number, Row>();
+  const row = (k: number): Row => {
+    let r = rows.get(k);
+    if (!r) rows.set(k, r = { p99: [], late: [], active: 0, cpu: 0, other: 0, world: 0, sent: 0, slow: 0, retired: 0, span: 0, threads: new Map(), threadSpan: 0 });
+    return r;
+  };
   for (const x of proxy.bySecond) {
     const r = row(phaseOf(proxy.measureFromWallMs + x.s * 1000 + 500));
     r.p99.push(x.p99Ms);
@@ -501,12 +514,25 @@ function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: Even
   for (let i = 1; i < samples.length; i++) {
     const a = samples[i - 1]!, b = samples[i]!;
     const r = row(phaseOf((a.at + b.at) / 2));
-    r.active += b.elu.active - a.elu.active; r.cpu += b.mainMs - a.mainMs; r.other += (b.allMs - a.allMs) - (b.mainMs - a.mainMs); r.world += b.worldMs - a.worldMs; r.early += b.early - a.early; r.slow += b.slow - a.slow; r.retired += b.retired - a.retired; r.span += b.at - a.at;
+    r.active += b.elu.active - a.elu.active; r.cpu += b.mainMs - a.mainMs; r.other += (b.allMs - a.allMs) - (b.mainMs - a.mainMs); r.world += b.worldMs - a.worldMs; r.sent += b.sent - a.sent; r.slow += b.slow - a.slow; r.retired += b.retired - a.retired; r.span += b.at - a.at;
   }
-  process.stderr.write('phase s | p99 ms by second of the run | of which the load generator sent late (p99) | event loop busy | cores: engine main thread, its other threads, origin + ad server | decisions/s | retired/s | media replies over 50 ms in the engine\n');
+  for (let i = 1; i < threadSamples.length; i++) {
+    const a = threadSamples[i - 1]!, b = threadSamples[i]!;
+    const r = row(phaseOf((a.at + b.at) / 2));
+    r.threadSpan += (b.at - a.at) / 1000;
+    for (const [thread, cpu] of b.cpu) {
+      const t = r.threads.get(thread) ?? { cpu: 0, wait: 0 };
+      t.cpu += cpu - (a.cpu.get(thread) ?? 0);
+      t.wait += (b.wait.get(thread) ?? 0) - (a.wait.get(thread) ?? 0);
+      r.threads.set(thread, t);
+    }
+  }
+  process.stderr.write('phase s | p99 ms by second of the run | of which the load generator sent late (p99) | event loop busy | cores: engine main thread, its other threads, origin + ad server | engine threads: cores (waiting for a core) | decisions sent/s | retired/s | media replies over 50 ms in the engine\n');
   for (const [k, r] of [...rows].sort((a, b) => a[0] - b[0])) {
     const per = (n: number) => (r.span ? Math.round((n / r.span) * 1000) : 0);
-    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${per(r.early)} | ${per(r.retired)} | ${r.slow}\n`);
+    const threads: ThreadShares = {};
+    for (const [thread, t] of r.threads) threads[thread] = { cores: Math.round((t.cpu / r.threadSpan) * 100) / 100, waiting: Math.round((t.wait / r.threadSpan) * 100) / 100 };
+    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${r.threadSpan ? threadCell(threads) : '-'} | ${per(r.sent)} | ${per(r.retired)} | ${r.slow}\n`);
   }
 }
 
