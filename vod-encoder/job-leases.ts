@@ -58,8 +58,27 @@ export class JobLeases {
    */
   async hold(jobId: string, queue: string, onRevoked: () => void = () => undefined): Promise<void> {
     const row = { job_id: jobId, queue, holder: this.holder, renewed_at: this.now() };
-    this.held.set(jobId, onRevoked);
     await this.db.insertInto('job_leases').values(row).onConflict((oc) => oc.column('job_id').doUpdateSet({ holder: this.holder, renewed_at: row.renewed_at })).execute();
+    // Held once the row is written: a renewal that ran while the insert failed (the database away) would find no row
+    // and revoke a job that nobody else runs.
+    this.held.set(jobId, onRevoked);
+  }
+
+  /**
+   * hold(), tried again while the database is away (issue 27), until it is taken or `stopped()`: pg-boss may hand a
+   * job over just before an outage, and a job active with no lease is given back by nobody before it expires (hours).
+   */
+  async holdOnceBack(jobId: string, queue: string, onRevoked: () => void, stopped: () => boolean, retryMs = 250): Promise<void> {
+    for (let wait = retryMs; ; wait = Math.min(wait * 2, 5_000)) {
+      try {
+        await this.hold(jobId, queue, onRevoked);
+        return;
+      } catch (error) {
+        if (stopped()) throw error;
+        this.opts.logger.warn({ err: error, jobId }, 'job lease could not be taken: trying again');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   async release(jobId: string): Promise<void> {

@@ -193,7 +193,7 @@ export class PgBossEncodeQueue implements EncodeQueue {
           // Revoked: another worker leased the job again while this one was too slow to renew (stopped, starved).
           let lost = false;
           const leases = this.leases;
-          await leases?.hold(job.id, queueName(kind), () => { lost = true; abort.abort(); });
+          await leases?.holdOnceBack(job.id, queueName(kind), () => { lost = true; abort.abort(); }, () => this.closed);
           const owned = leases ? async () => !lost && await leases.holds(job.id) : undefined;
           try {
             const result = await handler(job.data, {

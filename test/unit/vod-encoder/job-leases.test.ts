@@ -77,5 +77,43 @@ for (const dialect of DIALECTS) {
       expect(await other.holds('job-slow')).toBe(true);
       await other.release('job-slow');
     });
+
+    it.skipIf(skip)('takes the lease of a job handed over as the database went away once it is back, and revokes nothing meanwhile (issue 27)', async () => {
+      const clock = { now: 4_000_000 };
+      const db = engine.ctx.store.db;
+      // the database away for the first two inserts of the lease (a restart under way when pg-boss handed the job over)
+      let failing = 2;
+      const away = new Proxy(db, {
+        get(target, prop, receiver) {
+          if (prop === 'insertInto' && failing > 0) {
+            failing--;
+            return () => { throw new Error('Connection terminated unexpectedly'); };
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const lost: string[] = [];
+      const worker = new JobLeases(away, { ttlMs: 15_000, logger: pino({ level: 'silent' }), now: () => clock.now, onLost: async (queue, id) => { lost.push(`${queue}/${id}`); } });
+      const revoked: string[] = [];
+      // a renewal pass while the insert fails finds no lease of this job: it must not take the job for revoked
+      let taken = false;
+      const holding = worker.holdOnceBack('job-across', 'vod-encode', () => revoked.push('job-across'), () => false, 5)
+        .then(() => { taken = true; });
+      await worker.tick();
+      expect(revoked).toEqual([]);
+      await holding;
+      expect(taken).toBe(true);
+      expect(failing).toBe(0);
+      expect(await worker.holds('job-across')).toBe(true);
+      clock.now += 6_000;
+      await worker.tick();
+      expect(revoked).toEqual([]);
+      expect(lost).toEqual([]);
+      // a queue closing stops the retries: the error comes back
+      failing = 1;
+      await expect(worker.holdOnceBack('job-closing', 'vod-encode', () => undefined, () => true, 5)).rejects.toThrow(/Connection terminated/);
+      await worker.release('job-across');
+    });
   });
 }
