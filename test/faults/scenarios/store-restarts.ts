@@ -105,6 +105,10 @@ async function storeRestartsRun(options: FaultScenarioOptions & StoreRestartOpti
       await until(`the encode uploaded across the ${encode.across} restart to finish`, 240_000, async () => {
         const status = await l.encodeStatus(encode.guid);
         return status === 'complete' || status === 'failed' || status === 'error' ? true : undefined;
+      }).catch(async (error: unknown) => {
+        // what the workers said of jobs, for the failure's reader (a loaded run failed here once, its reason unread)
+        const said = cluster.all.flatMap((p) => p.logs).filter((line) => line.includes(encode.guid) || /"job|lease|pg-boss/.test(line)).slice(-40);
+        throw new Error(`${String(error)}; its status: ${await l.encodeStatus(encode.guid)}; the workers' job lines:\n${said.join('\n')}`);
       });
     }
     await until('every notification due to be delivered', 120_000, async () => {
