@@ -531,7 +531,7 @@ function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: Even
   for (const [k, r] of [...rows].sort((a, b) => a[0] - b[0])) {
     const per = (n: number) => (r.span ? Math.round((n / r.span) * 1000) : 0);
     const threads: ThreadShares = {};
-    for (const [thread, t] of r.threads) threads[thread] = { cores: Math.round((t.cpu / r.threadSpan) * 100) / 100, waiting: Math.round((t.wait / r.threadSpan) * 100) / 100 };
+    for (const [thread, t] of r.threads) threads[thread] = shareOf(t.cpu, t.wait, r.threadSpan);
     process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${r.threadSpan ? threadCell(threads) : '-'} | ${per(r.sent)} | ${per(r.retired)} | ${r.slow}\n`);
   }
 }
@@ -570,11 +570,16 @@ function threadShares(samples: ThreadSample[], from: number, to: number): Thread
   if (!a || !b || b.at <= a.at) return undefined;
   const wallS = (b.at - a.at) / 1000;
   const out: ThreadShares = {};
-  for (const [thread, cpu] of b.cpu) {
-    const round = (x: number) => Math.round((x / wallS) * 100) / 100;
-    out[thread] = { cores: round(cpu - (a.cpu.get(thread) ?? 0)), waiting: round((b.wait.get(thread) ?? 0) - (a.wait.get(thread) ?? 0)) };
-  }
+  for (const [thread, cpu] of b.cpu) out[thread] = shareOf(cpu - (a.cpu.get(thread) ?? 0), (b.wait.get(thread) ?? 0) - (a.wait.get(thread) ?? 0), wallS);
   return out;
+}
+
+/**
+ * A thread's CPU and run-queue wait (seconds) over `wallS` as cores and a share of the time, to two decimals (a
+ * declaration: main() runs at the module's top-level await, before the module's later constants exist).
+ */
+function shareOf(cpuS: number, waitS: number, wallS: number): { cores: number; waiting: number } {
+  return { cores: Math.round((cpuS / wallS) * 100) / 100, waiting: Math.round((waitS / wallS) * 100) / 100 };
 }
 
 function threadCell(t: ThreadShares | undefined): string {

@@ -2,6 +2,7 @@
 // worker only when the job expires, which must be longer than the longest encode; a lease renewed every few seconds
 // tells the surviving workers within seconds, and one of them fails the job so pg-boss retries it at once elsewhere.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../kernel/store/database.js';
 
@@ -76,7 +77,7 @@ export class JobLeases {
       } catch (error) {
         if (stopped()) throw error;
         this.opts.logger.warn({ err: error, jobId }, 'job lease could not be taken: trying again');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await delay(wait);
       }
     }
   }

@@ -353,7 +353,7 @@ export class DecisionScheduler {
       if (e === h) { lane.heldHead++; this.heldWaiting--; }
       else if (e.urgent) lane.head++;
       else { heapPop(lane.early, byLatest); lane.earlyWaiting--; lane.lastEarlyAt = earlyAt; }
-      this.run(e, now, e === h);
+      this.run(e, now);
     }
     if (lane.head >= lane.urgent.length && lane.heldHead >= lane.held.length && !lane.early.length) {
       lane.urgent.length = 0;
@@ -376,9 +376,10 @@ export class DecisionScheduler {
     lane.timer.unref();
   }
 
-  /** `held`: it came from the held line, and counts under the adaptive bound as well as among the window's. */
-  private run(e: Entry, now: number, held = false): void {
+  /** One from the held line counts under the adaptive bound as well as among the window's. */
+  private run(e: Entry, now: number): void {
     const urgent = e.urgent;
+    const held = e.state === HELD;
     e.state = RUNNING;
     if (held) this.inFlight++;
     if (urgent) { this.inWindowWaiting--; this.inWindowRunning++; } else {

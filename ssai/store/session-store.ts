@@ -43,10 +43,9 @@ export interface SessionStore {
  */
 const INTERN_MAX = 20_000;
 const interned = new Map<string, string>();
+/** A string of a stored value as the table holds it (a viewer's own, see ownString, is never in the table). */
 function intern(s: string): string {
-  // packed bytes and joined ids are one viewer's own: never shared, and in the table they would only push out the
-  // strings that are (two per decision)
-  return s.length < 8 || s.length > 2048 || ownString(s) ? s : internAlways(s, false);
+  return s.length < 8 || s.length > 2048 ? s : internAlways(s, false);
 }
 
 /** Packed bytes (a control character first) or joined ids (NUL-separated): one viewer's own. */
@@ -111,9 +110,14 @@ const jsonOfString = (s: string): string | undefined => (s.length + 2 > SHARED_M
 
 function freezeShared(value: unknown): unknown {
   if (typeof value === 'string') {
+    // A viewer's own string (packed bytes, joined ids) is shared with no other viewer: neither interned (in the table it
+    // would only push out the strings that are, two per decision) nor given a sharing text.
+    if (ownString(value)) {
+      sharedJson = undefined;
+      return value;
+    }
     const s = intern(value);
-    // (a viewer's own string, packed bytes or joined ids, is in no value shared with other viewers: no text for it)
-    sharedJson = ownString(s) ? undefined : jsonOfString(s);
+    sharedJson = jsonOfString(s);
     return s;
   }
   if (value === null || typeof value !== 'object') {
