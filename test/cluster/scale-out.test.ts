@@ -104,6 +104,8 @@ describe.skipIf(!ready)('a cluster: one api, two ssai behind a balancer, two wor
     expect(info.status).toBe('complete');
     const started = logLines(cluster.workers, '"job started"', '"kind":"encode"');
     expect(started).toHaveLength(1);
+    // the status is stored before the worker's log line reaches this process through its stdout: wait for the line
+    await until('the worker to log the completion', 30_000, async () => (logLines(cluster.workers, '"VOD encode complete"', guid).length ? true : undefined));
     expect(logLines(cluster.workers, '"VOD encode complete"', guid)).toHaveLength(1);
   }, 150_000);
 
