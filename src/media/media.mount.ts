@@ -1,8 +1,7 @@
 // GET/HEAD /media/* from DATA_DIR/media: the engine's own media store behind every cdnUrl. Content types of HLS, DASH,
 // CMAF, MP4, WebVTT and JPEG; single HTTP ranges (206, 416 beyond the end); strong ETag + If-None-Match; CORS (app);
 // long immutable caching for segments (each encode writes a new versioned directory) and short for manifests.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type express from 'express';
 import { engineError, isEngineError } from '../../kernel/core/errors.js';
@@ -33,6 +32,7 @@ export function mediaMount(mediaDir: string): (app: express.Express) => void {
     app.use('/media', async (req: express.Request, res: express.Response, next: express.NextFunction) => {
       res.locals.routePath = '/media/*';
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      let handle: FileHandle | undefined;
       try {
         let rel: string;
         try {
@@ -46,8 +46,12 @@ export function mediaMount(mediaDir: string): (app: express.Express) => void {
           || segments.some((s) => s.endsWith('.partial'))) {
           throw engineError('FORBIDDEN', 'the path leaves the media store');
         }
-        const info = await stat(file).catch(() => undefined);
-        if (!info?.isFile()) throw engineError('NOT_FOUND', `no media file ${rel}`);
+        // Opened before it is read: a re-encode removes the older version's files right after its record moves on,
+        // and a file removed between a stat and an open would fail after the headers went (a reset connection).
+        // An open file stays readable after its removal, so a reply either is whole or is a 404.
+        handle = await open(file, 'r').catch(() => undefined);
+        const info = await handle?.stat().catch(() => undefined);
+        if (!handle || !info?.isFile()) throw engineError('NOT_FOUND', `no media file ${rel}`);
         const ext = path.extname(file).toLowerCase();
         const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
         res.setHeader('Content-Type', CONTENT_TYPES[ext] ?? 'application/octet-stream');
@@ -82,7 +86,8 @@ export function mediaMount(mediaDir: string): (app: express.Express) => void {
           res.end();
           return;
         }
-        const stream = createReadStream(file, { start, end });
+        const stream = handle.createReadStream({ start, end, autoClose: true });
+        handle = undefined; // the stream closes it now
         stream.on('error', (e) => res.destroy(e));
         res.on('close', () => stream.destroy());
         stream.pipe(res);
@@ -94,6 +99,9 @@ export function mediaMount(mediaDir: string): (app: express.Express) => void {
           return sendError(res, e);
         }
         next(e);
+      } finally {
+        // (a HEAD, a 304 or an error: nothing streams from it)
+        await handle?.close().catch(() => undefined);
       }
     });
   };

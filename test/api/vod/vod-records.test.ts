@@ -209,6 +209,12 @@ describe('VOD records after an encode', () => {
     const after = (await engine.api('GET', `/broker/vod/list/${guid}`)).body.data.hls.cdnUrl;
     expect(after).not.toBe(before);
     expect((await fetch(after)).status).toBe(200);
-    expect((await fetch(before)).status).toBe(404);
+    // The older version's files go right after the record moves on: waited for, not read the moment it is complete.
+    let oldStatus = 0;
+    for (let tries = 0; tries < 100 && oldStatus !== 404; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      oldStatus = (await fetch(before)).status;
+    }
+    expect(oldStatus).toBe(404);
   }, 90_000);
 });
