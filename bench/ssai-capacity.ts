@@ -18,7 +18,8 @@
 // SSAI_CAPACITY_CUT=0: playlists wait for a break still being decided instead of ending before it (the ssai part's
 // cutBeforeUndecidedBreaks, on by default).
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU (each engine thread's, with its wait for a core) and the decisions sent
-// by second of the break cycle. SSAI_DECISION_NICE / SSAI_BEACON_NICE set here reach the engine (else its defaults).
+// by second of the break cycle. SSAI_CAPACITY_PROFILE=dir: a CPU profile of the engine's main thread;
+// SSAI_CAPACITY_ALLOCATIONS=dir: where it allocates (collected objects too). SSAI_DECISION_NICE / SSAI_BEACON_NICE set here reach the engine (else its defaults).
 // SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
 // shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
 // asset lists answered with ads.
@@ -388,6 +389,14 @@ async function main(): Promise<void> {
         await profiler.post('Profiler.enable');
         await profiler.post('Profiler.start');
       }
+      // SSAI_CAPACITY_ALLOCATIONS=dir: where this process's main thread allocates over the sessions, the ramp and the run
+      // (a sampling heap profile that keeps what the GC collected too: what feeds the collector, not what stays)
+      const allocations = process.env.SSAI_CAPACITY_ALLOCATIONS ? new Session() : undefined;
+      if (allocations) {
+        allocations.connect();
+        await allocations.post('HeapProfiler.enable');
+        await allocations.post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      }
       // Each engine thread's CPU and run-queue wait (ssai_thread_* from the engine's registry, read from /proc) once a
       // second, to give the measured part alone: the main thread waiting for a core is starved, not slow.
       const threadSamples: ThreadSample[] = [];
@@ -398,6 +407,11 @@ async function main(): Promise<void> {
         const { profile } = await profiler.post('Profiler.stop');
         await writeFile(`${process.env.SSAI_CAPACITY_PROFILE}/${cueForm}-${mode}-${viewers}.cpuprofile`, JSON.stringify(profile));
         profiler.disconnect();
+      }
+      if (allocations) {
+        const { profile } = await allocations.post('HeapProfiler.stopSampling');
+        await writeFile(`${process.env.SSAI_CAPACITY_ALLOCATIONS}/${cueForm}-${mode}-${viewers}.heapprofile`, JSON.stringify(profile));
+        allocations.disconnect();
       }
       const stallsOfEngine = engineStalls.stop();
       if (sampler) {
