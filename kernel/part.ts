@@ -3,6 +3,7 @@ import type express from 'express';
 import type { EngineContext } from './context.js';
 import type { Role } from './core/config.js';
 import type { RouteSpec } from './http/route.js';
+import type { FastGet } from './http/fast-get.js';
 
 /**
  * One capability of the engine (auth, VOD, SSAI, live …). The engine asks each part present in this
@@ -23,6 +24,11 @@ export interface EnginePart {
    * these answers: each writes RAW_SECURITY_HEADERS (kernel/http/raw-security-headers.ts) itself.
    */
   rawHandler?(ctx: EngineContext): (req: IncomingMessage, res: ServerResponse) => boolean;
+  /**
+   * The plainest GETs of a hot path answered on the socket before node:http (kernel/http/fast-get.ts); the same
+   * answers as its rawHandler gives, security headers included.
+   */
+  fastGet?(ctx: EngineContext): FastGet | undefined;
   /** starts background work after the server listens (queues, schedulers) */
   start?(ctx: EngineContext): Promise<void> | void;
 }

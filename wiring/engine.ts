@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { Counter } from 'prom-client';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, withPublicUrl, type EngineConfig } from '../kernel/core/config.js';
 import { systemClock, type Clock } from '../kernel/core/clock.js';
@@ -17,6 +18,7 @@ import { systemMount } from '../src/http/system.router.js';
 import { startMetricsListener } from '../src/http/metrics-endpoint.js';
 import type { RouteSpec } from '../kernel/http/route.js';
 import type { EnginePart } from '../kernel/part.js';
+import { fastGetFront } from '../kernel/http/fast-get.js';
 import { ENGINE_PARTS } from './parts.js';
 
 export interface EngineOptions {
@@ -110,6 +112,15 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       for (const handle of rawHandlers) if (handle(req, res)) return;
       app(req, res);
     });
+    const fastGets = config.ssaiFastGet ? parts.flatMap((part) => { const f = part.fastGet?.(ctx); return f ? [f] : []; }) : [];
+    if (fastGets.length) {
+      const metrics = {
+        answered: new Counter({ name: 'engine_fast_get_requests_total', help: 'plain GETs of the hot paths answered before node:http (kernel/http/fast-get.ts)', registers: [ctx.metrics.registry] }),
+        handedOver: new Counter({ name: 'engine_fast_get_handovers_total', help: 'connections handed to node:http by the fast GET path (a request it does not take)', registers: [ctx.metrics.registry] }),
+      };
+      const closeFast = fastGetFront(server, fastGets, { keepAliveTimeoutMs: server.keepAliveTimeout, headersTimeoutMs: server.headersTimeout, metrics });
+      closers.push(closeFast);
+    }
     let metricsUrl: string | undefined;
     if (config.metricsPort !== undefined) {
       const listener = await startMetricsListener(ctx, config.metricsPort);

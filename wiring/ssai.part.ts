@@ -72,6 +72,8 @@ export interface SsaiPartOptions {
 }
 
 export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
+  /** each engine's proxy (one part object serves every engine of a process: tests start several) */
+  const servers = new WeakMap<EngineContext, SsaiServer>();
   return {
     name: 'ssai',
     roles: ['api', 'ssai'],
@@ -162,8 +164,11 @@ export function createSsaiPart(options: SsaiPartOptions = {}): EnginePart {
         publicUrl: () => ctx.config.publicUrl,
         debugLog: runtime.debugLog, authenticate: authenticateFor(ctx),
       });
+      servers.set(ctx, server);
       return server.handler();
     },
+    // (the same SsaiServer as the rawHandler's: the engine asks for the rawHandler first)
+    fastGet: (ctx: EngineContext) => servers.get(ctx)?.fastGet(),
   };
 }
 

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RAW_SECURITY_HEADERS } from '../../kernel/http/raw-security-headers.js';
 import { toErrorBody, type SsaiError } from '../errors.js';
+import type { FastReply } from '../../kernel/http/fast-get.js';
 
 const CORS: Record<string, string> = {
   'access-control-allow-origin': '*',
@@ -30,13 +31,23 @@ export function playlist(text: string, live: boolean): Reply {
   return { status: 200, body: text, type: M3U8, headers: { 'cache-control': live ? 'no-cache' : 'public, max-age=60' } };
 }
 
-export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-  // A flat header list: no per-request header object to build and walk.
+/** A reply's headers as a flat list (no per-request header object to build and walk), without its length. */
+function headerList(reply: Reply): string[] {
   const headers: string[] = [...CORS_FLAT, 'content-type', reply.type];
   if (reply.headers) for (const k in reply.headers) headers.push(k, reply.headers[k]!);
+  return headers;
+}
+
+export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  const headers = headerList(reply);
   if (reply.status !== 302) headers.push('content-length', String(Buffer.byteLength(reply.body)));
   res.writeHead(reply.status, headers);
   res.end(req.method === 'HEAD' ? undefined : reply.body);
+}
+
+/** The reply for the fast path (kernel/http/fast-get.ts), which writes the length itself; a text body only. */
+export function fastReply(reply: Reply): FastReply {
+  return { status: reply.status, headers: headerList(reply), body: typeof reply.body === 'string' ? reply.body : reply.body.toString('utf8') };
 }
 
 /** The body as text, or undefined when it is over `limit` (the rest is drained so a 413 can still be answered). */
@@ -67,10 +78,14 @@ const MAX_USER_AGENT = 512;
  * written as IPv4.
  */
 export function clientOf(req: IncomingMessage): Client {
+  return clientFrom(req.headers['user-agent'], req.socket.remoteAddress);
+}
+
+/** The client from its User-Agent header and the socket's peer address (the fast GET path has no IncomingMessage). */
+export function clientFrom(userAgent: string | undefined, remoteAddress: string | undefined): Client {
   const out: Client = {};
-  const ua = req.headers['user-agent'];
-  if (ua) out.userAgent = ua.slice(0, MAX_USER_AGENT);
-  const ip = req.socket.remoteAddress;
+  if (userAgent) out.userAgent = userAgent.slice(0, MAX_USER_AGENT);
+  const ip = remoteAddress;
   if (ip) out.clientIp = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
   return out;
 }

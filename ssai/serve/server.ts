@@ -14,7 +14,8 @@ import type { Avail } from '../parse/cue-finder.js';
 import { DecisionScheduler, type DecisionTask } from '../decide/decision-scheduler.js';
 import { ssaiError, type SsaiError } from '../errors.js';
 import { HotSessions, mergeRecords, type HotSession } from './hot-sessions.js';
-import { clientOf, fail, json, playlist, writeReply, type Reply } from './http-reply.js';
+import { clientFrom, clientOf, fail, fastReply, json, playlist, writeReply, type Client, type Reply } from './http-reply.js';
+import type { FastGet } from '../../kernel/http/fast-get.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
 import { adIdAttributes, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
@@ -202,7 +203,30 @@ export class SsaiServer {
     };
   }
 
+  /**
+   * The part's fastGet (kernel/http/fast-get.ts): a plain GET or HEAD of any playback route but the debug log (which
+   * reads the request's credentials), answered as serve answers it without node:http's request and reply objects.
+   */
+  fastGet(): FastGet {
+    return (target, head, client) => {
+      if (!target.startsWith('/v1/') || target.startsWith('/v1/debug/')) return undefined;
+      return this.answer(head ? 'HEAD' : 'GET', target, clientFrom(client.userAgent, client.remoteAddress), undefined).then(fastReply);
+    };
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+    const reply = await this.answer(req.method ?? 'GET', url, clientOf(req), req);
+    try {
+      writeReply(req, res, reply);
+    } catch (e) {
+      // A header value node:http refuses (a control or non-Latin-1 character in a redirect URI): answer 500 instead.
+      this.deps.logger.error({ err: e, url }, 'ssai reply could not be written');
+      writeReply(req, res, INTERNAL_ERROR);
+    }
+  }
+
+  /** The reply to a playback request, timed. `req`: node:http's request (a session's POST body, the debug log's credentials). */
+  private async answer(method: string, url: string, client: Client, req: IncomingMessage | undefined): Promise<Reply> {
     const started = process.hrtime.bigint();
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
@@ -212,56 +236,53 @@ export class SsaiServer {
     let metricKind: PlaylistKind = 'master';
     let reply: Reply;
     try {
-      if (req.method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
+      if (method === 'OPTIONS') reply = { status: 204, body: '', type: 'text/plain' };
       else if (!playbackPathIsClean(segments)) reply = fail(ssaiError('BAD_PLAYBACK_PATH', 'a path segment is . or .., holds an encoded slash or a control character, or is not valid percent-encoding'));
-      else if ((kind === 'dash' || (kind === 'master' && isMpdPath(segments.slice(4).join('/')))) && (req.method === 'GET' || req.method === 'HEAD')) {
-        reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
-      } else if (kind === 'master' && (req.method === 'GET' || req.method === 'HEAD')) {
-        reply = await this.start.master(segments[3] ?? '', segments.slice(4).join('/'), query, clientOf(req));
-      } else if (kind === 'session' && req.method === 'POST') {
+      else if ((kind === 'dash' || (kind === 'master' && isMpdPath(segments.slice(4).join('/')))) && (method === 'GET' || method === 'HEAD')) {
+        reply = await this.dash.mpd(segments[3] ?? '', segments.slice(4).join('/'), query, client);
+      } else if (kind === 'master' && (method === 'GET' || method === 'HEAD')) {
+        reply = await this.start.master(segments[3] ?? '', segments.slice(4).join('/'), query, client);
+      } else if (kind === 'session' && method === 'POST' && req) {
         metricKind = 'session';
         reply = await this.start.session(req, segments[3] ?? '', segments.slice(4).join('/'), query);
-      } else if (kind === 'manifest' && req.method !== 'POST' && segments[5] === 'assets') {
+      } else if (kind === 'manifest' && method !== 'POST' && segments[5] === 'assets') {
         metricKind = 'assets';
         reply = await this.assets(segments, segments[3] ?? '', segments[4] ?? '');
-      } else if (kind === 'manifest' && req.method !== 'POST') {
+      } else if (kind === 'manifest' && method !== 'POST') {
         metricKind = 'media';
         const file = segments[5] ?? '';
         const n = /^(\d+)\.m3u8$/.exec(file);
         reply = n && segments.length === 6 ? await this.media(segments[3] ?? '', segments[4] ?? '', Number(n[1]), query) : fail(ssaiError('BAD_PLAYBACK_PATH'));
-      } else if (kind === 'segment' && req.method !== 'POST') {
+      } else if (kind === 'segment' && method !== 'POST') {
         metricKind = 'segment';
-        reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath, req.method === 'HEAD') : fail(ssaiError('BAD_PLAYBACK_PATH'));
-      } else if (kind === 'tracking' && req.method !== 'POST') {
+        reply = segments.length === 9 ? await this.ads.segment(segments as SegmentPath, method === 'HEAD') : fail(ssaiError('BAD_PLAYBACK_PATH'));
+      } else if (kind === 'tracking' && method !== 'POST') {
         metricKind = 'tracking';
         reply = await this.ads.tracking(segments[3] ?? '', segments[4] ?? '');
-      } else if (kind === 'debug' && (req.method === 'GET' || req.method === 'HEAD')) {
+      } else if (kind === 'debug' && (method === 'GET' || method === 'HEAD') && req) {
         metricKind = 'debug';
         reply = segments.length === 5 ? await debugLogReply({ config: (g) => this.config(g), log: this.deps.debugLog, authenticate: this.deps.authenticate }, req.headers, segments[3] ?? '', segments[4] ?? '')
           : fail(ssaiError('BAD_PLAYBACK_PATH', 'a debug log is at /v1/debug/{guid}/{session}'));
       } else if (pathname === EMPTY_VTT_PATH) {
         reply = { status: 200, body: EMPTY_VTT, type: 'text/vtt; charset=utf-8', headers: { 'cache-control': 'public, max-age=86400' } };
-      } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${req.method} ${pathname}`));
+      } else reply = fail(ssaiError('BAD_PLAYBACK_PATH', `no playback route for ${method} ${pathname}`));
     } catch (e) {
-      // A store away where no fallback applies (an ad segment of a session unknown here): 503, the player retries.
-      if (isSessionStoreUnavailable(e)) {
-        this.fallbacks.count('read');
-        reply = fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
-      } else if (isDatabaseUnavailable(e)) reply = fail(ssaiError('DATABASE_UNAVAILABLE'));
-      else {
-        this.deps.logger.error({ err: e, url }, 'ssai request failed');
-        reply = INTERNAL_ERROR;
-      }
-    }
-    try {
-      writeReply(req, res, reply);
-    } catch (e) {
-      // A header value node:http refuses (a control or non-Latin-1 character in a redirect URI): answer 500 instead.
-      this.deps.logger.error({ err: e, url }, 'ssai reply could not be written');
-      reply = INTERNAL_ERROR;
-      writeReply(req, res, reply);
+      reply = this.failed(e, url);
     }
     this.metricsFor(metricKind, reply.status).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return reply;
+  }
+
+  /** The answer to a request whose handling threw. */
+  private failed(e: unknown, url: string): Reply {
+    // A store away where no fallback applies (an ad segment of a session unknown here): 503, the player retries.
+    if (isSessionStoreUnavailable(e)) {
+      this.fallbacks.count('read');
+      return fail(ssaiError('SESSION_STORE_UNAVAILABLE'));
+    }
+    if (isDatabaseUnavailable(e)) return fail(ssaiError('DATABASE_UNAVAILABLE'));
+    this.deps.logger.error({ err: e, url }, 'ssai request failed');
+    return INTERNAL_ERROR;
   }
 
   /** The served counter and latency histogram children of a kind and status: label sets hashed once, not per request. */
