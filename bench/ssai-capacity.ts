@@ -19,7 +19,7 @@
 // cutBeforeUndecidedBreaks, on by default).
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU (each engine thread's, with its wait for a core) and the decisions sent
 // by second of the break cycle. SSAI_CAPACITY_PROFILE=dir: a CPU profile of the engine's main thread;
-// SSAI_CAPACITY_ALLOCATIONS=dir: where it allocates (collected objects too). SSAI_DECISION_NICE / SSAI_BEACON_NICE set here reach the engine (else its defaults).
+// SSAI_CAPACITY_ALLOCATIONS=dir: where it allocates (collected objects too). SSAI_DECISION_NICE / SSAI_BEACON_NICE / SSAI_FAST_GET set here reach the engine (else its defaults).
 // SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
 // shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
 // asset lists answered with ads.
@@ -311,8 +311,8 @@ async function main(): Promise<void> {
   if (nativeLoad) process.env.SSAI_CAPACITY_NATIVE_LOADGEN = nativeLoad;
   else delete process.env.SSAI_CAPACITY_NATIVE_LOADGEN;
   const { startEngineWith } = await import('../test/ssai/setup.js');
-  // the engine's thread priorities as set in this process's environment (SSAI_DECISION_NICE, SSAI_BEACON_NICE), else its defaults
-  const threadNiceness = Object.fromEntries((['SSAI_DECISION_NICE', 'SSAI_BEACON_NICE'] as const).flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
+  // the engine's thread priorities and fast GET path as set in this process's environment (SSAI_DECISION_NICE, SSAI_BEACON_NICE, SSAI_FAST_GET), else its defaults
+  const threadNiceness = Object.fromEntries((['SSAI_DECISION_NICE', 'SSAI_BEACON_NICE', 'SSAI_FAST_GET'] as const).flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
   const { CLIP_SEGMENTS, SEGMENT_SECONDS } = await import('../fixtures/origin-server.js');
   const runs: Array<Record<string, unknown>> = [];
   const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
