@@ -121,7 +121,11 @@ class FastConnection {
       if (!request) return this.handOver(socket, pending);
       let answering: Promise<FastReply> | undefined;
       const client = { userAgent: request.userAgent, remoteAddress: socket.remoteAddress };
-      for (const handler of this.handlers) if ((answering = handler(request.target, request.head, client))) break;
+      try {
+        for (const handler of this.handlers) if ((answering = handler(request.target, request.head, client))) break;
+      } catch {
+        answering = Promise.resolve(INTERNAL); // (a handler that throws at once: a 500, never an uncaught exception)
+      }
       if (!answering) return this.handOver(socket, pending);
       this.pending = end + 4 < pending.length ? pending.subarray(end + 4) : undefined;
       if (this.pending) this.headStartedAt = performance.now();

@@ -16,6 +16,7 @@ const fast: FastGet = (target, head) => {
   if (target === '/fast/slow') return new Promise<FastReply>((resolve) => { slowRelease = () => resolve({ status: 200, headers: ['content-type', 'text/plain'], body: 'slow' }); });
   if (target === '/fast/bad-header') return Promise.resolve({ status: 302, headers: ['location', 'http://x/\r\nset-cookie: a=b'], body: '' });
   if (target === '/fast/throws') return Promise.reject(new Error('boom'));
+  if (target === '/fast/throws-at-once') throw new Error('boom at once');
   return Promise.resolve({ status: 200, headers: ['content-type', 'text/plain', 'x-head', String(head)], body: `fast ${target} é` });
 };
 
@@ -155,9 +156,10 @@ describe('fast GET front', () => {
     }
   });
 
-  it('closes after the reply when asked, and answers a refused header value or a failure with a 500', async () => {
+  it('closes after the reply when asked, and answers a refused header value or a failure (later or at once) with a 500', async () => {
     const c = new Raw();
-    c.send(get('/fast/bad-header') + get('/fast/throws') + get('/fast/bye', 'Connection: close\r\n'));
+    c.send(get('/fast/bad-header') + get('/fast/throws') + get('/fast/throws-at-once') + get('/fast/bye', 'Connection: close\r\n'));
+    expect((await c.reply()).status).toBe(500);
     expect((await c.reply()).status).toBe(500);
     expect((await c.reply()).status).toBe(500);
     const bye = await c.reply();
