@@ -1,5 +1,5 @@
 // The fast GET path (kernel/http/fast-get.ts) in the engine: a viewer's media playlists and ad segments are answered
-// before node:http with the same replies node:http gives (SSAI_FAST_GET=false), and the rest of a connection's
+// before node:http (SSAI_FAST_GET=true) with the same replies node:http gives (the default), and the rest of a connection's
 // requests (a session start, the API) still reach node:http.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +50,7 @@ describe('fast GET path in the engine', () => {
   let plainGuid: string;
 
   beforeAll(async () => {
-    [fast, plain] = await Promise.all([startSsai(), startSsai({ env: { SSAI_FAST_GET: 'false' } })]);
+    [fast, plain] = await Promise.all([startSsai({ env: { SSAI_FAST_GET: 'true' } }), startSsai()]);
     [fastGuid, plainGuid] = await Promise.all([fast.configure('/vast3'), plain.configure('/vast3')]);
     for (const h of [fast, plain]) h.origin.position = (CLIP_SEGMENTS + BREAK_START + 6) * SEGMENT_SECONDS;
   });
