@@ -5,7 +5,7 @@
 // body, no folded or odd header line. Anything else (the first request of another kind, a body, an upgrade, a head
 // too large, HTTP/1.0) hands the connection, with the bytes read so far, to node:http for the rest of its life, so
 // every case it does not take stays node:http's, validation and limits included.
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** A reply to a fast GET: a flat header list (name, value, …) without the length, and the body. */
@@ -20,7 +20,6 @@ export type FastGet = (target: string, head: boolean, client: FastClient) => Pro
 
 /** node:http's default maxHeaderSize: a head larger goes to node:http, which answers 431. */
 const MAX_HEAD_BYTES = 16 * 1024;
-const REASONS: Record<number, string> = { 200: 'OK', 204: 'No Content', 302: 'Found', 400: 'Bad Request', 404: 'Not Found', 410: 'Gone', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 /** A header value node:http would refuse (CR, LF, NUL and other controls but tab, or past Latin-1). */
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
@@ -195,7 +194,7 @@ class FastConnection {
     const valid = reply.headers.every((h, i) => (i % 2 ? !BAD_VALUE.test(h) : TOKEN.test(h)));
     // A value node:http would refuse (a redirect to a URI with a control character): a 500, as the raw handler answers it.
     const { status, headers, body } = valid ? reply : INTERNAL;
-    let text = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\n`;
+    let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
     for (let i = 0; i + 1 < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
     text += `Content-Length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\n`;
     text += request.close ? 'Connection: close\r\n\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;

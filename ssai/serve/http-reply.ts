@@ -85,7 +85,6 @@ export function clientOf(req: IncomingMessage): Client {
 export function clientFrom(userAgent: string | undefined, remoteAddress: string | undefined): Client {
   const out: Client = {};
   if (userAgent) out.userAgent = userAgent.slice(0, MAX_USER_AGENT);
-  const ip = remoteAddress;
-  if (ip) out.clientIp = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  if (remoteAddress) out.clientIp = remoteAddress.startsWith('::ffff:') && remoteAddress.includes('.') ? remoteAddress.slice(7) : remoteAddress;
   return out;
 }
