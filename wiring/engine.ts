@@ -118,7 +118,10 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
         answered: new Counter({ name: 'engine_fast_get_requests_total', help: 'plain GETs of the hot paths answered before node:http (kernel/http/fast-get.ts)', registers: [ctx.metrics.registry] }),
         handedOver: new Counter({ name: 'engine_fast_get_handovers_total', help: 'connections handed to node:http by the fast GET path (a request it does not take)', registers: [ctx.metrics.registry] }),
       };
-      const closeFast = fastGetFront(server, fastGets, { keepAliveTimeoutMs: server.keepAliveTimeout, headersTimeoutMs: server.headersTimeout, metrics });
+      const closeFast = fastGetFront(server, fastGets, {
+        keepAliveTimeoutMs: server.keepAliveTimeout, headersTimeoutMs: server.headersTimeout, metrics,
+        onRefusedReply: (target, reply) => logger.error({ url: target, status: reply.status }, 'a reply could not be written: a header value holds a character HTTP refuses; answered 500'),
+      });
       closers.push(closeFast);
     }
     let metricsUrl: string | undefined;

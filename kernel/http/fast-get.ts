@@ -8,8 +8,11 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** A reply to a fast GET: a flat header list (name, value, …) without the length, and the body. */
-export type FastReply = { status: number; headers: readonly string[]; body: string };
+/**
+ * A reply to a fast GET: a flat header list (name, value, …) without the length, and the body (text, or bytes already
+ * encoded). The names are the part's own constants; the values may come from outside (a redirect's URI) and are checked.
+ */
+export type FastReply = { status: number; headers: readonly string[]; body: string | Buffer };
 /** Who asked: the User-Agent header and the socket's peer address. */
 export type FastClient = { userAgent: string | undefined; remoteAddress: string | undefined };
 /**
@@ -46,6 +49,8 @@ export interface FastGetOptions {
   headersTimeoutMs: number;
   /** counts requests answered here, and connections handed to node:http */
   metrics?: { answered: { inc(): void }; handedOver: { inc(): void } };
+  /** told of a reply refused for a header value node:http would refuse (it is answered 500) */
+  onRefusedReply?: (target: string, reply: FastReply) => void;
 }
 
 /**
@@ -77,6 +82,8 @@ export function fastGetFront(server: Server, handlers: readonly FastGet[], optio
     held.clear();
   };
 }
+
+type FastRequest = { target: string; head: boolean; close: boolean; userAgent: string | undefined };
 
 class FastConnection {
   private pending: Buffer | undefined;
@@ -139,7 +146,7 @@ class FastConnection {
   }
 
   /** The request line and headers when this path takes them (else undefined: node:http's). */
-  private parse(head: string): { target: string; head: boolean; close: boolean; userAgent: string | undefined } | undefined {
+  private parse(head: string): FastRequest | undefined {
     const lineEnd = head.indexOf('\r\n');
     const line = lineEnd < 0 ? head : head.slice(0, lineEnd);
     const sp = line.indexOf(' ');
@@ -188,21 +195,24 @@ class FastConnection {
     return { target, head: method === 'HEAD', close, userAgent };
   }
 
-  private write(reply: FastReply, request: { head: boolean; close: boolean }): void {
+  private write(reply: FastReply, request: FastRequest): void {
     const { socket } = this;
     if (socket.destroyed) return;
-    const valid = reply.headers.every((h, i) => (i % 2 ? !BAD_VALUE.test(h) : TOKEN.test(h)));
+    let valid = true;
+    for (let i = 1; i < reply.headers.length && valid; i += 2) valid = !BAD_VALUE.test(reply.headers[i]!);
     // A value node:http would refuse (a redirect to a URI with a control character): a 500, as the raw handler answers it.
+    if (!valid) this.options.onRefusedReply?.(request.target, reply);
     const { status, headers, body } = valid ? reply : INTERNAL;
     let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
     for (let i = 0; i + 1 < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
     text += `Content-Length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\n`;
     text += request.close ? 'Connection: close\r\n\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
-    if (request.head || !body) socket.write(text, 'latin1');
+    if (request.head || !body.length) socket.write(text, 'latin1');
     else {
       socket.cork();
       socket.write(text, 'latin1');
-      socket.write(body, 'utf8');
+      if (typeof body === 'string') socket.write(body, 'utf8');
+      else socket.write(body);
       socket.uncork();
     }
     if (request.close) {

@@ -45,9 +45,9 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Rep
   res.end(req.method === 'HEAD' ? undefined : reply.body);
 }
 
-/** The reply for the fast path (kernel/http/fast-get.ts), which writes the length itself; a text body only. */
+/** The reply for the fast path (kernel/http/fast-get.ts), which writes the length itself. */
 export function fastReply(reply: Reply): FastReply {
-  return { status: reply.status, headers: headerList(reply), body: typeof reply.body === 'string' ? reply.body : reply.body.toString('utf8') };
+  return { status: reply.status, headers: headerList(reply), body: reply.body };
 }
 
 /** The body as text, or undefined when it is over `limit` (the rest is drained so a 413 can still be answered). */

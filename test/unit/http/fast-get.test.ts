@@ -10,6 +10,8 @@ let closeFast: () => void;
 /** what node:http saw: method, url, body */
 const viaHttp: Array<{ method: string; url: string; body: string }> = [];
 let slowRelease: (() => void) | undefined;
+/** replies the fast path refused for a header value (onRefusedReply) */
+const refused: string[] = [];
 
 const fast: FastGet = (target, head) => {
   if (!target.startsWith('/fast/')) return undefined;
@@ -17,6 +19,7 @@ const fast: FastGet = (target, head) => {
   if (target === '/fast/bad-header') return Promise.resolve({ status: 302, headers: ['location', 'http://x/\r\nset-cookie: a=b'], body: '' });
   if (target === '/fast/throws') return Promise.reject(new Error('boom'));
   if (target === '/fast/throws-at-once') throw new Error('boom at once');
+  if (target === '/fast/bytes') return Promise.resolve({ status: 200, headers: ['content-type', 'text/plain'], body: Buffer.from('bytes é ✓', 'utf8') });
   return Promise.resolve({ status: 200, headers: ['content-type', 'text/plain', 'x-head', String(head)], body: `fast ${target} é` });
 };
 
@@ -34,7 +37,7 @@ beforeAll(async () => {
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as net.AddressInfo).port;
-  closeFast = fastGetFront(server, [fast], { keepAliveTimeoutMs: 5000, headersTimeoutMs: 5000 });
+  closeFast = fastGetFront(server, [fast], { keepAliveTimeoutMs: 5000, headersTimeoutMs: 5000, onRefusedReply: (target) => refused.push(target) });
 });
 afterAll(async () => {
   closeFast();
@@ -162,6 +165,8 @@ describe('fast GET front', () => {
     expect((await c.reply()).status).toBe(500);
     expect((await c.reply()).status).toBe(500);
     expect((await c.reply()).status).toBe(500);
+    // only the refused header value is reported as such (the failures are the handler's own)
+    expect(refused).toEqual(['/fast/bad-header']);
     const bye = await c.reply();
     expect(bye.headers.connection).toBe('close');
     await c.untilClosed();
@@ -175,5 +180,9 @@ describe('fast GET front', () => {
       http.get(`http://127.0.0.1:${port}/fast/node`, (r) => { let t = ''; r.setEncoding('utf8'); r.on('data', (d: string) => { t += d; }); r.on('end', () => resolve(t)); }).on('error', reject);
     });
     expect(body).toBe('fast /fast/node é');
+    // a body given as bytes goes out as they are, its length counted in bytes
+    const bytes = await fetch(`http://127.0.0.1:${port}/fast/bytes`);
+    expect(bytes.headers.get('content-length')).toBe(String(Buffer.byteLength('bytes é ✓')));
+    expect(await bytes.text()).toBe('bytes é ✓');
   });
 });
