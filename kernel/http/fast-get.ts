@@ -62,7 +62,7 @@ export function fastGetFront(server: Server, handlers: readonly FastGet[], optio
   const httpListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
   server.removeAllListeners('connection');
   const held = new Set<Socket>();
-  const handOver = (socket: Socket, pending: Buffer | undefined): void => {
+  const handOver = (socket: Socket, pending: Buffer | undefined, ended: boolean): void => {
     options.metrics?.handedOver.inc();
     held.delete(socket);
     socket.removeAllListeners('data');
@@ -72,6 +72,8 @@ export function fastGetFront(server: Server, handlers: readonly FastGet[], optio
     // The bytes read so far go to node:http's parser now, before anything the socket reads next. (Not unshift(): the
     // stream is already flowing, so nothing would emit them again, and node:http reads the socket natively from here.)
     if (pending?.length) socket.emit('data', pending);
+    // (the client's end came before: node:http's listener was not there to see it)
+    if (ended) socket.emit('end');
   };
   server.on('connection', (socket: Socket) => {
     held.add(socket);
@@ -89,24 +91,35 @@ class FastConnection {
   private pending: Buffer | undefined;
   /** a reply is being made: later requests wait in `pending` (replies go out in order) */
   private busy = false;
+  /** the client ended its side of the connection */
+  private ended = false;
   private headStartedAt = 0;
 
   constructor(
     private readonly socket: Socket,
     private readonly handlers: readonly FastGet[],
     private readonly options: FastGetOptions,
-    private readonly handOver: (socket: Socket, pending: Buffer | undefined) => void,
+    private readonly handOver: (socket: Socket, pending: Buffer | undefined, ended: boolean) => void,
     private readonly closed: () => void,
   ) {}
 
   start(): void {
     const { socket } = this;
     socket.setNoDelay(true);
-    socket.setTimeout(this.options.keepAliveTimeoutMs, () => socket.destroy());
+    // The keep-alive timeout is the idle time between requests: a reply being made (a playlist waiting for its origin
+    // or a decision) is not idle, as in node:http. It is off while a reply is made, and set again once it is written.
+    socket.on('timeout', () => socket.destroy());
+    socket.setTimeout(this.options.keepAliveTimeoutMs);
     socket.on('data', (chunk: Buffer) => {
       if (!this.pending?.length) this.headStartedAt = performance.now();
       this.pending = this.pending?.length ? Buffer.concat([this.pending, chunk]) : chunk;
       if (!this.busy) this.next();
+    });
+    // The client ended its side (http.Server sockets allow half-open): the reply being made still goes out, then the
+    // connection ends, as node:http does; a request left incomplete is dropped with it.
+    socket.on('end', () => {
+      this.ended = true;
+      if (!this.busy) socket.end();
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', this.closed);
@@ -118,13 +131,13 @@ class FastConnection {
     while (!this.busy && this.pending?.length && !socket.destroyed) {
       const pending = this.pending;
       const end = pending.indexOf('\r\n\r\n');
-      if (end > MAX_HEAD_BYTES || (end < 0 && pending.length > MAX_HEAD_BYTES)) return this.handOver(socket, pending);
+      if (end > MAX_HEAD_BYTES || (end < 0 && pending.length > MAX_HEAD_BYTES)) return this.handOver(socket, pending, this.ended);
       if (end < 0) {
         if (performance.now() - this.headStartedAt > this.options.headersTimeoutMs) socket.destroy();
         return;
       }
       const request = this.parse(pending.toString('latin1', 0, end));
-      if (!request) return this.handOver(socket, pending);
+      if (!request) return this.handOver(socket, pending, this.ended);
       let answering: Promise<FastReply> | undefined;
       const client = { userAgent: request.userAgent, remoteAddress: socket.remoteAddress };
       try {
@@ -132,17 +145,20 @@ class FastConnection {
       } catch {
         answering = Promise.resolve(INTERNAL); // (a handler that throws at once: a 500, never an uncaught exception)
       }
-      if (!answering) return this.handOver(socket, pending);
+      if (!answering) return this.handOver(socket, pending, this.ended);
       this.pending = end + 4 < pending.length ? pending.subarray(end + 4) : undefined;
       if (this.pending) this.headStartedAt = performance.now();
       this.busy = true;
+      socket.setTimeout(0);
       this.options.metrics?.answered.inc();
       answering.then((reply) => this.write(reply, request), () => this.write(INTERNAL, request)).finally(() => {
         this.busy = false;
+        if (!socket.destroyed) socket.setTimeout(this.options.keepAliveTimeoutMs);
         if (!socket.destroyed && socket.writableNeedDrain) socket.once('drain', () => this.next());
         else this.next();
       });
     }
+    if (this.ended && !this.busy && !socket.destroyed) socket.end();
   }
 
   /** The request line and headers when this path takes them (else undefined: node:http's). */

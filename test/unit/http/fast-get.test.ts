@@ -51,8 +51,8 @@ class Raw {
   private data = Buffer.alloc(0);
   private waiters: Array<() => void> = [];
   closed = false;
-  constructor() {
-    this.socket = net.connect(port, '127.0.0.1');
+  constructor(to = port) {
+    this.socket = net.connect(to, '127.0.0.1');
     this.socket.on('data', (c: Buffer) => { this.data = Buffer.concat([this.data, c]); this.wake(); });
     this.socket.on('close', () => { this.closed = true; this.wake(); });
     this.socket.on('error', () => undefined);
@@ -82,6 +82,8 @@ class Raw {
     while (!this.closed) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
   end(): void { this.socket.destroy(); }
+  /** Ends this side only (a half-close): the server may still answer. */
+  halfClose(): void { this.socket.end(); }
 }
 
 const get = (path: string, extra = ''): string => `GET ${path} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
@@ -171,6 +173,42 @@ describe('fast GET front', () => {
     expect(bye.headers.connection).toBe('close');
     await c.untilClosed();
     expect(c.closed).toBe(true);
+  });
+
+  it('answers a client that ended its side, then ends the connection (a fast request and one node:http takes)', async () => {
+    const fastOne = new Raw();
+    fastOne.send(get('/fast/slow'));
+    fastOne.halfClose();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    slowRelease?.();
+    expect((await fastOne.reply()).body).toBe('slow');
+    await fastOne.untilClosed();
+    const handed = new Raw();
+    handed.send('POST /api/ended HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok');
+    handed.halfClose();
+    expect((await handed.reply()).body).toBe('http POST /api/ended ok');
+    await handed.untilClosed();
+    expect(handed.closed).toBe(true);
+  });
+
+  it('keeps a connection whose reply takes longer than the keep-alive timeout, and closes it once idle that long', async () => {
+    // its own server: a keep-alive timeout of 300 ms, a reply released after 3 of them
+    let release: (() => void) | undefined;
+    const slowServer = http.createServer((_req, res) => { res.end(); });
+    await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
+    const close = fastGetFront(slowServer, [() => new Promise<FastReply>((resolve) => { release = () => resolve({ status: 200, headers: [], body: 'late' }); })], { keepAliveTimeoutMs: 300, headersTimeoutMs: 5000 });
+    try {
+      const c = new Raw((slowServer.address() as net.AddressInfo).port);
+      c.send(get('/any'));
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      expect(c.closed).toBe(false);
+      release?.();
+      expect((await c.reply()).body).toBe('late');
+      await c.untilClosed(); // idle past the timeout now: closed by the server
+    } finally {
+      close();
+      await new Promise((resolve) => slowServer.close(resolve));
+    }
   });
 
   it('is reached by fetch and node:http clients alike', async () => {
