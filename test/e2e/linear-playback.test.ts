@@ -47,9 +47,9 @@ hls.on(Hls.Events.FRAG_LOADED, (_e, d) => {
   window.result.frags.push({ sn: d.frag.sn, cc: d.frag.cc, start: d.frag.start, end: d.frag.start + d.frag.duration, ad: d.frag.url.includes('/v1/segment/'), url: d.frag.url });
 });
 v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; });
-// What the player did, when (ms since load, bounded): a run that never starts playing says where it stopped.
+// What the player did, when (ms since load, the latest 300): a run that stops playing says where it stopped.
 window.result.log = [];
-const note = (what) => { if (window.result.log.length < 300) window.result.log.push(Math.round(performance.now()) + ' ' + what); };
+const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.shift(); };
 for (const ev of ['MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
   hls.on(Hls.Events[ev], (_e, d) => note(ev + (d.frag ? ' sn ' + d.frag.sn + ' cc ' + d.frag.cc + ' start ' + d.frag.start.toFixed(2) : '') + (d.details && typeof d.details === 'string' ? ' ' + d.details : '') + (d.details && d.details.live !== undefined ? ' live ' + d.details.startSN + '-' + d.details.endSN + ' edge ' + d.details.edge.toFixed(1) : '')));
 }
@@ -224,9 +224,11 @@ describe('a virtual channel with ads, end to end', () => {
       await browser.close();
     }
     const summary = JSON.stringify({ ...result, frags: result.frags.map((f) => `${f.sn}${f.ad ? ` ${breakOf(f)}` : ''}@${f.start.toFixed(1)}`) });
+    const breaks = new Set(result.frags.filter((f) => f.ad).map(breakOf));
+    // A try that falls short is retried, and a retry that passes hides its message: the CI log keeps what the player saw.
+    if (result.fatal !== null || breaks.size < 3) console.log(`linear playback fell short at ${new Date().toISOString()}: ${summary}`);
     expect(result.fatal, summary).toBeNull();
     expect(result.errors.filter((e) => /levelParsingError|levelLoadError|fragParsingError/.test(e)), summary).toEqual([]);
-    const breaks = new Set(result.frags.filter((f) => f.ad).map(breakOf));
     expect(breaks.size, summary).toBeGreaterThanOrEqual(3);
     // A number loaded twice named the same media both times (hls.js reloads a fragment only on a level switch or error).
     const bySn = new Map<number, string>();

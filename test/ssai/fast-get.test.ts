@@ -50,7 +50,7 @@ describe('fast GET path in the engine', () => {
   let plainGuid: string;
 
   beforeAll(async () => {
-    [fast, plain] = await Promise.all([startSsai({ env: { SSAI_FAST_GET: 'true' } }), startSsai()]);
+    [fast, plain] = await Promise.all([startSsai({ env: { SSAI_FAST_GET: 'true' } }), startSsai({ env: { SSAI_FAST_GET: 'false' } })]);
     [fastGuid, plainGuid] = await Promise.all([fast.configure('/vast3'), plain.configure('/vast3')]);
     for (const h of [fast, plain]) h.origin.position = (CLIP_SEGMENTS + BREAK_START + 6) * SEGMENT_SECONDS;
   });
