@@ -92,8 +92,10 @@ export class AdPlanner {
     // the winner holds the lock (renewed while it decides: a creative's first preparation outlasts a fixed wait on a
     // busy machine, and a second decision would ask the ad server twice). A lock gone without a record (the winner
     // died) leaves the decision to this instance.
+    // (a store of this process only: no other instance, and this one decides an avail once through `deciding`; no lock,
+    // no renewal timer, per decision: 10,000 of them at a no-notice break)
     const lockKey = keys.lock(session.id, avail.id);
-    const lock = await store.setIfAbsent(lockKey, 1, DECISION_LOCK_TTL_MS);
+    const lock = store.local ? { created: true } : await store.setIfAbsent(lockKey, 1, DECISION_LOCK_TTL_MS);
     if (!lock.created) {
       for (const until = Date.now() + MAX_DECISION_LOCK_WAIT_MS; Date.now() < until;) {
         await new Promise((r) => setTimeout(r, 50));
@@ -106,8 +108,8 @@ export class AdPlanner {
         }
       }
     }
-    const renew = setInterval(() => { store.set(lockKey, 1, DECISION_LOCK_TTL_MS).catch(() => undefined); }, DECISION_LOCK_TTL_MS / 3);
-    renew.unref();
+    const renew = store.local ? undefined : setInterval(() => { store.set(lockKey, 1, DECISION_LOCK_TTL_MS).catch(() => undefined); }, DECISION_LOCK_TTL_MS / 3);
+    renew?.unref();
     try {
       await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
       const ids = [...new Set(await store.list(keys.availList(session.id)))];

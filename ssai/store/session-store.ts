@@ -35,6 +35,11 @@ export interface SessionStore {
   close(): Promise<void>;
   /** false while a shared store is known to be away (commands would fail at once); absent: always available */
   readonly available?: boolean;
+  /**
+   * true where the store lives in this process (the memory store): no other instance reads or writes it, so what
+   * guards against another instance (a decision's lock) has nothing to guard
+   */
+  readonly local?: boolean;
 }
 
 /**
@@ -252,6 +257,7 @@ function withMember(group: Group | undefined, member: string, value: Entry | und
  * longest-lived key. Keys of a short TTL (decision locks) and of no session have their own entries.
  */
 export class MemorySessionStore implements SessionStore {
+  readonly local = true;
   private readonly lru: LRUCache<string, Entry>;
   private readonly groups: LRUCache<string, Group>;
   /** entries of a short TTL (decision locks): purged when they expire rather than when evicted */

@@ -56,3 +56,31 @@ describe('ad planner creatives', () => {
     expect(second.skipped[0]?.reason).toMatch(/^failed: store unavailable/);
   });
 });
+
+describe('ad planner decisions', () => {
+  const plannerOver = (store: MemorySessionStore, asked: string[]) => new AdPlanner({
+    decision: { decide: async (request) => { asked.push(request.adServerUrl); await new Promise((r) => setTimeout(r, 20)); return { ok: true, ads: [AD] }; } }, store, prepare: () => prepare,
+    creativeUrl: (dir, rel) => `http://media.test${dir}/${rel}`, metrics: createSsaiMetrics(new Registry()),
+    logger: pino({ level: 'silent' }), now: () => Date.now(), creativeWaitMs: 5_000, sessionTtlMs: 60_000,
+  });
+
+  it('decides an avail once however often it is asked at once, with a lock only where the store is shared', async () => {
+    const local = new MemorySessionStore();
+    const asked: string[] = [];
+    const planner = plannerOver(local, asked);
+    const records = await Promise.all([1, 2, 3].map(() => planner.recordFor(session, 'http://ads.test/vast', avail('d1', 4), 2)));
+    expect(asked).toHaveLength(1);
+    expect(new Set(records).size).toBe(1);
+    expect(records[0]!.ads).toHaveLength(1);
+    // a store of this process only: no other instance to lock out
+    expect(await local.get('lock:s1:d1')).toBeUndefined();
+    const lockKeys: string[] = [];
+    // the same store presented as a shared one (as Redis is): the decision takes the lock first
+    const shared = Object.assign(new MemorySessionStore(), { local: false });
+    const setIfAbsent = shared.setIfAbsent.bind(shared);
+    shared.setIfAbsent = async (key, value, ttl) => { if (key.startsWith('lock:')) lockKeys.push(key); return setIfAbsent(key, value, ttl); };
+    const sharedRecord = await plannerOver(shared, asked).recordFor(session, 'http://ads.test/vast', avail('d1', 4), 2);
+    expect(sharedRecord.ads).toHaveLength(1);
+    expect(lockKeys).toHaveLength(1);
+  });
+});
