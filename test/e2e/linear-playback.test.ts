@@ -47,9 +47,9 @@ hls.on(Hls.Events.FRAG_LOADED, (_e, d) => {
   window.result.frags.push({ sn: d.frag.sn, cc: d.frag.cc, start: d.frag.start, end: d.frag.start + d.frag.duration, ad: d.frag.url.includes('/v1/segment/'), url: d.frag.url });
 });
 v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; });
-// What the player did, when (ms since load, the latest 300): a run that stops playing says where it stopped.
+// What the player did, when (ms since load): the first 150 events (how it started) and the latest 150 (where it stopped).
 window.result.log = [];
-const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.shift(); };
+const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.splice(150, 1); };
 for (const ev of ['MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
   hls.on(Hls.Events[ev], (_e, d) => note(ev + (d.frag ? ' sn ' + d.frag.sn + ' cc ' + d.frag.cc + ' start ' + d.frag.start.toFixed(2) : '') + (d.details && typeof d.details === 'string' ? ' ' + d.details : '') + (d.details && d.details.live !== undefined ? ' live ' + d.details.startSN + '-' + d.details.endSN + ' edge ' + d.details.edge.toFixed(1) : '')));
 }

@@ -1,5 +1,5 @@
 // The fast GET path (kernel/http/fast-get.ts) in the engine: a viewer's media playlists and ad segments are answered
-// before node:http (SSAI_FAST_GET=true, the default) with the same replies node:http gives (SSAI_FAST_GET=false), and the rest of a connection's
+// before node:http (SSAI_FAST_GET=true) with the same replies node:http gives (SSAI_FAST_GET=false, the default), and the rest of a connection's
 // requests (a session start, the API) still reach node:http.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
