@@ -206,8 +206,20 @@ describe('a virtual channel with ads, end to end', () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     let result: Result;
     const breakOf = (f: Frag) => decodeURIComponent(f.url.split('/v1/segment/')[1]?.split('/')[2] ?? '');
+    // Chromium's view of the requests (a try that stalled had an init segment's load that neither completed nor timed
+    // out): those still open at the end, and those that failed, logged when a try falls short.
+    const opened = Date.now();
+    const openRequests = new Map<object, string>();
+    let stillOpen: string[] = [];
+    const failedRequests: string[] = [];
     try {
       const tab = await browser.newPage();
+      tab.on('request', (r) => { openRequests.set(r, `${Date.now() - opened} ms ${r.method()} ${r.url()}`); });
+      tab.on('requestfinished', (r) => { openRequests.delete(r); });
+      tab.on('requestfailed', (r) => {
+        openRequests.delete(r);
+        if (failedRequests.length < 50) failedRequests.push(`${Date.now() - opened} ms ${r.url()} ${r.failure()?.errorText ?? ''}`);
+      });
       await tab.goto(`${pageBase}/?src=${encodeURIComponent(playback)}`);
       // Done once three breaks' ads are loaded and the second's played through (a break every 24 s), or on a fatal error.
       await tab.waitForFunction(() => {
@@ -220,13 +232,17 @@ describe('a virtual channel with ads, end to end', () => {
         return r.playedTo > Math.max(...second.map((f) => f.end)) + 1;
       }, undefined, { timeout: 420_000, polling: 1000 }).catch(() => undefined);
       result = await tab.evaluate(() => (window as unknown as { result: Result }).result);
+      stillOpen = [...openRequests.values()]; // (before the browser closes and aborts them)
     } finally {
       await browser.close();
     }
     const summary = JSON.stringify({ ...result, frags: result.frags.map((f) => `${f.sn}${f.ad ? ` ${breakOf(f)}` : ''}@${f.start.toFixed(1)}`) });
     const breaks = new Set(result.frags.filter((f) => f.ad).map(breakOf));
     // A try that falls short is retried, and a retry that passes hides its message: the CI log keeps what the player saw.
-    if (result.fatal !== null || breaks.size < 3) console.log(`linear playback fell short at ${new Date().toISOString()}: ${summary}`);
+    if (result.fatal !== null || breaks.size < 3) {
+      console.log(`linear playback fell short at ${new Date().toISOString()}: ${summary}`);
+      console.log(`requests still open: ${JSON.stringify(stillOpen.slice(0, 50))}; failed: ${JSON.stringify(failedRequests)}`);
+    }
     expect(result.fatal, summary).toBeNull();
     expect(result.errors.filter((e) => /levelParsingError|levelLoadError|fragParsingError/.test(e)), summary).toEqual([]);
     expect(breaks.size, summary).toBeGreaterThanOrEqual(3);
