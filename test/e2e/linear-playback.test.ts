@@ -50,7 +50,7 @@ v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime;
 // What the player did, when (ms since load): the first 150 events (how it started) and the latest 150 (where it stopped).
 window.result.log = [];
 const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.splice(150, 1); };
-for (const ev of ['MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
+for (const ev of ['MEDIA_ATTACHING', 'MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
   hls.on(Hls.Events[ev], (_e, d) => note(ev + (d.frag ? ' sn ' + d.frag.sn + ' cc ' + d.frag.cc + ' start ' + d.frag.start.toFixed(2) : '') + (d.details && typeof d.details === 'string' ? ' ' + d.details : '') + (d.details && d.details.live !== undefined ? ' live ' + d.details.startSN + '-' + d.details.endSN + ' edge ' + d.details.edge.toFixed(1) : '')));
 }
 setInterval(() => note('video t ' + v.currentTime.toFixed(2) + ' ready ' + v.readyState + ' paused ' + v.paused + ' buffered ' + ranges(v.buffered).map((r) => r.map((x) => x.toFixed(1)).join('-')).join(',')), 2000);
@@ -206,8 +206,8 @@ describe('a virtual channel with ads, end to end', () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     let result: Result;
     const breakOf = (f: Frag) => decodeURIComponent(f.url.split('/v1/segment/')[1]?.split('/')[2] ?? '');
-    // Chromium's view of the requests (a try that stalled had an init segment's load that neither completed nor timed
-    // out): those still open at the end, and those that failed, logged when a try falls short.
+    // Chromium's view of the requests (a try that stalled loaded and parsed its first fragment but never created a
+    // SourceBuffer): those still open at the end, and those that failed, logged when a try falls short.
     const opened = Date.now();
     const openRequests = new Map<object, string>();
     let stillOpen: string[] = [];
