@@ -227,8 +227,7 @@ class FastConnection {
     else {
       socket.cork();
       socket.write(text, 'latin1');
-      if (typeof body === 'string') socket.write(body, 'utf8');
-      else socket.write(body);
+      socket.write(body, 'utf8'); // (the encoding applies to text only)
       socket.uncork();
     }
     if (request.close) {

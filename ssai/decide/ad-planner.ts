@@ -91,25 +91,16 @@ export class AdPlanner {
     // Another instance may be deciding this avail: the lock winner decides, the others wait for its record as long as
     // the winner holds the lock (renewed while it decides: a creative's first preparation outlasts a fixed wait on a
     // busy machine, and a second decision would ask the ad server twice). A lock gone without a record (the winner
-    // died) leaves the decision to this instance.
-    // (a store of this process only: no other instance, and this one decides an avail once through `deciding`; no lock,
-    // no renewal timer, per decision: 10,000 of them at a no-notice break)
-    const lockKey = keys.lock(session.id, avail.id);
-    const lock = store.local ? { created: true } : await store.setIfAbsent(lockKey, 1, DECISION_LOCK_TTL_MS);
-    if (!lock.created) {
-      for (const until = Date.now() + MAX_DECISION_LOCK_WAIT_MS; Date.now() < until;) {
-        await new Promise((r) => setTimeout(r, 50));
-        const rec = await store.get<AvailRecord>(key);
-        if (rec) return rec;
-        if ((await store.get(lockKey)) === undefined) {
-          const landed = await store.get<AvailRecord>(key);
-          if (landed) return landed;
-          break;
-        }
-      }
+    // died) leaves the decision to this instance. A store of this process only has no other instance, and this one
+    // decides an avail once through `deciding`: no lock, no renewal timer (10,000 of them at a no-notice break).
+    let renew: NodeJS.Timeout | undefined;
+    if (!store.local) {
+      const lockKey = keys.lock(session.id, avail.id);
+      const landed = await this.lockOrWait(key, lockKey);
+      if (landed) return landed;
+      renew = setInterval(() => { store.set(lockKey, 1, DECISION_LOCK_TTL_MS).catch(() => undefined); }, DECISION_LOCK_TTL_MS / 3);
+      renew.unref();
     }
-    const renew = store.local ? undefined : setInterval(() => { store.set(lockKey, 1, DECISION_LOCK_TTL_MS).catch(() => undefined); }, DECISION_LOCK_TTL_MS / 3);
-    renew?.unref();
     try {
       await store.push(keys.availList(session.id), avail.id, this.deps.sessionTtlMs);
       const ids = [...new Set(await store.list(keys.availList(session.id)))];
@@ -124,6 +115,23 @@ export class AdPlanner {
     } finally {
       clearInterval(renew);
     }
+  }
+
+  /**
+   * Takes the decision lock of a shared store; when another instance holds it, waits for that one's record (returned)
+   * as long as the lock lasts, at most MAX_DECISION_LOCK_WAIT_MS. Undefined: this instance decides.
+   */
+  private async lockOrWait(key: string, lockKey: string): Promise<AvailRecord | undefined> {
+    const { store } = this.deps;
+    const lock = await store.setIfAbsent(lockKey, 1, DECISION_LOCK_TTL_MS);
+    if (lock.created) return undefined;
+    for (const until = Date.now() + MAX_DECISION_LOCK_WAIT_MS; Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 50));
+      const rec = await store.get<AvailRecord>(key);
+      if (rec) return rec;
+      if ((await store.get(lockKey)) === undefined) return store.get<AvailRecord>(key);
+    }
+    return undefined;
   }
 
   private countFill(record: AvailRecord): void {
