@@ -26,12 +26,19 @@ import { SHARED_CREATIVES } from '../ssai/setup.js';
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video><script src="/hls.js"></script><script>
 window.result = { levels: 0, errors: [], fatal: null, playedTo: 0, frags: [], buffered: {} };
 const v = document.getElementById('v');
+// What the player did, when (ms since load): the first 150 events (how it started) and the latest 150 (where it stopped).
+window.result.log = [];
+const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.splice(150, 1); };
 // Generous load timeouts: on a loaded machine a fragment can take many seconds (the defaults end in fragLoadTimeOut).
 const slow = { default: { maxTimeToFirstByteMs: 60000, maxLoadTimeMs: 120000, timeoutRetry: { maxNumRetry: 4, retryDelayMs: 0, maxRetryDelayMs: 0 }, errorRetry: { maxNumRetry: 6, retryDelayMs: 1000, maxRetryDelayMs: 8000 } } };
 // A minute behind the live edge (the window holds 160 s): the player reaches a break and an item change through media
 // already listed, instead of at the pace the window grows (a CI run on a busy machine took past the 240 s deadline).
 // Otherwise hls.js's defaults (maxBufferHole 0.1 s): the joins must leave no hole to jump.
-const hls = new Hls({ fragLoadPolicy: slow, playlistLoadPolicy: slow, liveSyncDuration: 60, liveMaxLatencyDuration: 120 });
+// hls.js's own lines of the controllers that create SourceBuffers and start the audio rendition, into the page's log:
+// a try that falls short then says which side waited (stop 52: a fragment parsed and no SourceBuffer created).
+const said = (level) => (...args) => { const line = args.map(String).join(' '); if (/audio-stream|buffer-controller|audio-track/.test(line)) note(level + ' ' + line.slice(0, 300)); };
+const hls = new Hls({ fragLoadPolicy: slow, playlistLoadPolicy: slow, liveSyncDuration: 60, liveMaxLatencyDuration: 120,
+  debug: { log: said('log'), info: said('info'), warn: said('warn'), error: said('error'), debug: () => {} } });
 hls.on(Hls.Events.MANIFEST_PARSED, (_e, d) => { window.result.levels = d.levels.length; v.play().catch((e) => window.result.errors.push(String(e))); });
 hls.on(Hls.Events.ERROR, (_e, d) => {
   if (window.result.errors.length < 40) window.result.errors.push(d.details + '@' + v.currentTime.toFixed(3));
@@ -47,11 +54,8 @@ hls.on(Hls.Events.FRAG_LOADED, (_e, d) => {
   window.result.frags.push({ sn: d.frag.sn, cc: d.frag.cc, start: d.frag.start, end: d.frag.start + d.frag.duration, ad: d.frag.url.includes('/v1/segment/'), url: d.frag.url });
 });
 v.addEventListener('timeupdate', () => { window.result.playedTo = v.currentTime; });
-// What the player did, when (ms since load): the first 150 events (how it started) and the latest 150 (where it stopped).
-window.result.log = [];
-const note = (what) => { window.result.log.push(Math.round(performance.now()) + ' ' + what); if (window.result.log.length > 300) window.result.log.splice(150, 1); };
-for (const ev of ['MEDIA_ATTACHING', 'MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
-  hls.on(Hls.Events[ev], (_e, d) => note(ev + (d.frag ? ' sn ' + d.frag.sn + ' cc ' + d.frag.cc + ' start ' + d.frag.start.toFixed(2) : '') + (d.details && typeof d.details === 'string' ? ' ' + d.details : '') + (d.details && d.details.live !== undefined ? ' live ' + d.details.startSN + '-' + d.details.endSN + ' edge ' + d.details.edge.toFixed(1) : '')));
+for (const ev of ['MEDIA_ATTACHING', 'MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'AUDIO_TRACKS_UPDATED', 'AUDIO_TRACK_LOADING', 'AUDIO_TRACK_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_PARSED', 'FRAG_BUFFERED', 'BUFFER_CODECS', 'BUFFER_CREATED', 'ERROR']) {
+  hls.on(Hls.Events[ev], (_e, d) => note(ev + (d.frag ? ' sn ' + d.frag.sn + ' cc ' + d.frag.cc + ' start ' + d.frag.start.toFixed(2) : '') + (d.details && typeof d.details === 'string' ? ' ' + d.details : '') + (d.details && d.details.live !== undefined ? ' live ' + d.details.startSN + '-' + d.details.endSN + ' cc ' + d.details.startCC + '-' + d.details.endCC + ' edge ' + d.details.edge.toFixed(1) : '')));
 }
 setInterval(() => note('video t ' + v.currentTime.toFixed(2) + ' ready ' + v.readyState + ' paused ' + v.paused + ' buffered ' + ranges(v.buffered).map((r) => r.map((x) => x.toFixed(1)).join('-')).join(',')), 2000);
 hls.loadSource(new URLSearchParams(location.search).get('src'));
@@ -240,7 +244,8 @@ describe('a virtual channel with ads, end to end', () => {
     const breaks = new Set(result.frags.filter((f) => f.ad).map(breakOf));
     // A try that falls short is retried, and a retry that passes hides its message: the CI log keeps what the player saw.
     if (result.fatal !== null || breaks.size < 3) {
-      console.log(`linear playback fell short at ${new Date().toISOString()}: ${summary}`);
+      // (the player's log a line an event: one line of all of it was cut short in the CI log)
+      console.log(`linear playback fell short at ${new Date().toISOString()}: ${JSON.stringify({ ...result, log: undefined, frags: result.frags.length })}\n${result.log.join('\n')}`);
       console.log(`requests still open: ${JSON.stringify(stillOpen.slice(0, 50))}; failed: ${JSON.stringify(failedRequests)}`);
     }
     expect(result.fatal, summary).toBeNull();
