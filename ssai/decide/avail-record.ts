@@ -95,6 +95,8 @@ export const keys = {
   avail: (sid: string, availId: string) => `avail:${sid}:${availId}`,
   lock: (sid: string, availId: string) => `lock:${sid}:${availId}`,
   observed: (sid: string, n: number) => `obs:${sid}:${n}`,
+  /** the origin discontinuities the session's breaks absorbed, as any of its tracks saw them (by break and start) */
+  sessionObserved: (sid: string) => `obs:${sid}:session`,
   creative: (key: string) => `creative:${key}`,
   vmap: (sid: string) => `vmap:${sid}`,
   /** the viewer's live edge at the session's first live playlist (avail suppression, issue 31) */
