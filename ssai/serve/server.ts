@@ -17,7 +17,7 @@ import { HotSessions, mergeRecords, type HotSession } from './hot-sessions.js';
 import { clientFrom, clientOf, fail, fastReply, json, playlist, writeReply, type Client, type Reply } from './http-reply.js';
 import type { FastGet } from '../../kernel/http/fast-get.js';
 import type { SsaiMetrics, PlaylistKind } from '../metrics.js';
-import { adIdAttributes, stitchMediaPlaylist, type PlannedAd, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
+import { adIdAttributes, stitchMediaPlaylist, unionOfSorted, type PlannedAd, type StitchAvail, type StitchTail, type VariantEntry } from '../stitch/manifest-rewriter.js';
 import { playlistPolicy, type PlaylistPolicy } from '../stitch/playlist-policy.js';
 import type { OriginFetcher } from './origin-fetcher.js';
 import { isVodPlaylist, type MediaPlaylist } from '../../media/playlist-scanner.js';
@@ -27,7 +27,8 @@ import { GuidedPlayback } from './guided-playback.js';
 import { parsedMedia } from './parsed-media.js';
 import { isSessionStoreUnavailable, type SessionStore } from '../store/session-store.js';
 import { StoreFallbacks } from './store-outage.js';
-import { NO_MARKS, type TrackMarks } from './track-marks.js';
+import { NO_MARKS } from './track-marks.js';
+import { SessionMarks, takenKey } from './session-marks.js';
 import { isDatabaseUnavailable } from '../../kernel/store/outage.js';
 import { forgetPast, pastOf, sumPast } from './past-breaks.js';
 import { longGone, cutRoomMs, cutBefore, sameBreak, isKnown, allKnown, oneRecordPerBreak } from './break-places.js';
@@ -408,13 +409,8 @@ export class SsaiServer {
     const observedKey = keys.observed(sid, n);
     // Read only when a break is to be stitched: the absorbed discontinuities of this session's breaks on this track.
     const observed = !records.some((r) => r.ads.length) ? NO_MARKS : this.fallbacks.observedNow(observedKey) ?? await this.fallbacks.observed(observedKey);
-    // What the session's other tracks saw its breaks absorb (stop 53): a track first loaded after an absorbed origin
-    // discontinuity slid out of its window (an audio language switched to, an audio playlist a segment behind its
-    // video) cannot see it, and without it numbered its discontinuities one apart from its siblings: hls.js then never
-    // starts that audio. Kept by break and start, so tracks numbered apart share nothing. Read only for a break whose
-    // start this track never listed.
-    const sessionKey = keys.sessionObserved(sid);
-    let seenBySession: TrackMarks | undefined;
+    // What the session's other tracks saw its breaks absorb (session-marks.ts): made only where needed.
+    let bySession: SessionMarks | undefined;
     const avails: StitchAvail[] = [];
     // The master's URL too where the playlist has rendition reports (they name this session's route of the rendition
     // its master numbered so); only there: a per-viewer query in master URLs would otherwise stitch once per viewer.
@@ -448,11 +444,14 @@ export class SsaiServer {
       }
       if (!placed) continue;
       // (a track that listed the break's start, anchored, saw every discontinuity it absorbed: it never takes others',
-      // which would renumber what it listed)
-      if (!vod && anchor === undefined && windowStart && placed.startSegmentIndex < windowStart.mediaSequence) {
-        seenBySession ??= this.fallbacks.observedNow(sessionKey) ?? await this.fallbacks.observed(sessionKey);
-        const bySession = seenBySession.get(sessionMark(record.id, placed.startSegmentIndex));
-        if (bySession?.length) placed.absorbedDiscontinuities = unionOf(placed.absorbedDiscontinuities, bySession);
+      // which would renumber what it listed; one that took them once has them in its own marks)
+      if (!vod && anchor === undefined && windowStart && placed.startSegmentIndex < windowStart.mediaSequence && !observed.has(takenKey(record.id))) {
+        bySession ??= new SessionMarks(this.fallbacks, keys.sessionObserved(sid));
+        const taken = await bySession.absorbed(record.id, placed.startSegmentIndex);
+        if (taken.length) {
+          placed.absorbedDiscontinuities = unionOfSorted(placed.absorbedDiscontinuities ?? [], taken);
+          (anchors ??= new Map()).set(takenKey(record.id), [placed.startSegmentIndex]);
+        }
       }
       if (past && placed.startSegmentIndex <= past.lastEnd) {
         // a break placed among the summed ones (never expected live): the sum no longer numbers exactly
@@ -492,22 +491,19 @@ export class SsaiServer {
     const result = { text: render(own.parts, sid, placedAds), observed: own.observed };
     let next: Map<string, readonly number[]> | undefined = anchors ? new Map([...observed, ...anchors]) : undefined;
     // (what this track saw first is offered to its siblings: only then can the session's marks lack it)
-    let sessionNext: Map<string, readonly number[]> | undefined;
     for (const o of result.observed) {
       const before = observed.get(o.availId) ?? [];
-      if (o.absorbedDiscontinuities.every((d) => before.includes(d))) continue;
+      const union = unionOfSorted(before, o.absorbedDiscontinuities);
+      if (union === before) continue;
       next ??= new Map(observed);
-      next.set(o.availId, unionOf(before, o.absorbedDiscontinuities));
+      next.set(o.availId, union);
       const start = vod ? undefined : avails.find((a) => a.id === o.availId)?.startSegmentIndex;
       if (start === undefined) continue;
-      const name = sessionMark(o.availId, start);
-      seenBySession ??= this.fallbacks.observedNow(sessionKey) ?? await this.fallbacks.observed(sessionKey);
-      const known = sessionNext?.get(name) ?? seenBySession.get(name) ?? [];
-      if (o.absorbedDiscontinuities.every((d) => known.includes(d))) continue;
-      (sessionNext ??= new Map(seenBySession)).set(name, unionOf(known, o.absorbedDiscontinuities));
+      bySession ??= new SessionMarks(this.fallbacks, keys.sessionObserved(sid));
+      await bySession.offer(o.availId, start, o.absorbedDiscontinuities);
     }
     if (next) await this.fallbacks.keepObserved(observedKey, next);
-    if (sessionNext) await this.fallbacks.keepObserved(sessionKey, sessionNext);
+    if (bySession) await bySession.keep();
     return { reply: playlist(result.text, !vod), tail: own.tail };
   }
 
@@ -679,14 +675,6 @@ export class SsaiServer {
     const stored = await this.fallbacks.or(this.deps.store.get<AvailRecord>(keys.avail(hot.session.id, decided.id)), undefined);
     mergeRecords(hot, [stored ?? decided]);
   }
-}
-
-/** A break's name in the session's marks: its id and its first segment (tracks that place it alike number it alike). */
-const sessionMark = (availId: string, start: number): string => `${availId}@${start}`;
-
-/** The sorted numbers of both lists, each once. */
-function unionOf(a: readonly number[] | undefined, b: readonly number[]): number[] {
-  return [...new Set([...(a ?? []), ...b])].sort((x, y) => x - y);
 }
 
 /** A decision of a break in the window under way. */

@@ -1,6 +1,7 @@
 // A session track's marks (issue 26, 27): for each break placed on the track, the origin discontinuities it absorbed
 // (under the break's id) and its first segment there (under anchorKey(id)), so every later playlist of the track,
-// from any proxy, numbers the same way.
+// from any proxy, numbers the same way; under takenKey(id), that it took its siblings' view of the break
+// (session-marks.ts).
 //
 // Stored as a list of [name, numbers] pairs, not as an object keyed by break: the names are new with every break, and
 // once a track's marks were too long to be shared between viewers (SHARED_MAX_JSON, some twenty breaks), each viewer's
@@ -8,7 +9,7 @@
 // Maps for 3,000 tracks in a heap snapshot of the hour's soak), and the proxy's resident memory climbed from then on
 // (issue 32). A pair list is arrays only, and its pairs are shared by the viewers of the same breaks.
 
-/** A track's marks, by break id or anchorKey(break id). */
+/** A track's marks, by break id, anchorKey(break id) or takenKey(break id). */
 export type TrackMarks = ReadonlyMap<string, readonly number[]>;
 
 /** What the store holds: [name, numbers] pairs. */

@@ -258,9 +258,15 @@ export function breaksBefore(avails: readonly StitchAvail[], opts: Pick<StitchOp
 export function addBreaksBefore(a: BreaksBefore, b: BreaksBefore): BreaksBefore {
   return {
     mediaSequence: a.mediaSequence + b.mediaSequence, discontinuitySequence: a.discontinuitySequence + b.discontinuitySequence,
-    absorbed: b.absorbed.length ? [...new Set([...a.absorbed, ...b.absorbed])].sort((x, y) => x - y) : a.absorbed,
+    absorbed: unionOfSorted(a.absorbed, b.absorbed),
     targetDuration: Math.max(a.targetDuration, b.targetDuration), mapped: a.mapped || b.mapped,
   };
+}
+
+/** The numbers of both lists, each once, in order: `a` itself where `b` adds none (callers tell "nothing new" so). */
+export function unionOfSorted(a: readonly number[], b: readonly number[]): readonly number[] {
+  if (b.every((x) => a.includes(x))) return a;
+  return [...new Set([...a, ...b])].sort((x, y) => x - y);
 }
 
 const fmtDuration = (d: number): string => String(Math.round(d * 1000) / 1000);

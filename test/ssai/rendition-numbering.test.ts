@@ -69,5 +69,15 @@ describe('the discontinuity numbering of a session\'s renditions', () => {
     expect([...audioCc.keys()].filter((at) => videoCc.has(at)).length).toBeGreaterThanOrEqual(3);
     expect(differ).toEqual([]);
     expect(audioNow.segments.at(-1)!.discontinuitySequence).toBe(videoNow.segments.at(-1)!.discontinuitySequence);
+    // A segment on, the audio's reload numbers from what it took into its own marks (it reads its siblings' no more).
+    h.origin.position += SEGMENT_SECONDS;
+    const videoLater = scanMediaPlaylist((await h.get(video)).text).playlist!;
+    const audioLater = scanMediaPlaylist((await h.get(audio)).text).playlist!;
+    const videoLaterCc = contentCcByDate(videoLater);
+    expect([...contentCcByDate(audioLater)].filter(([at, cc]) => videoLaterCc.has(at) && videoLaterCc.get(at) !== cc)).toEqual([]);
+    expect(audioLater.segments.at(-1)!.discontinuitySequence).toBe(videoLater.segments.at(-1)!.discontinuitySequence);
+    // and renames nothing it listed: a content segment keeps its discontinuity number from one audio reload to the next
+    const audioLaterCc = contentCcByDate(audioLater);
+    expect([...audioCc].filter(([at, cc]) => audioLaterCc.has(at) && audioLaterCc.get(at) !== cc)).toEqual([]);
   }, 240_000);
 });
