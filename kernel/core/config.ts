@@ -33,7 +33,7 @@ export const CONFIG_VARIABLES = [
   ['SSAI_DECISION_THREADS', '1', 'worker threads making the SSAI ad decisions beside the playlists, plus one sending the beacons (0: both on the main thread)'],
   ['SSAI_DECISION_NICE', '10', 'how much nicer (OS priority, 0-19) the decision threads run than the process: they take the cores the playlists leave'],
   ['SSAI_BEACON_NICE', '15', 'how much nicer (OS priority, 0-19) the beacon thread runs than the process: behind the decisions, which have a deadline (a beacon may go out seconds late)'],
-  ['SSAI_FAST_GET', 'false', 'true: plain keep-alive GETs of the playback routes answered on the socket before node:http (false: every request through node:http)'],
+  ['SSAI_FAST_GET', 'true', 'true: plain keep-alive GETs of the playback routes answered on the socket before node:http (false: every request through node:http)'],
 ] as const;
 
 const rolesSchema = z
@@ -79,7 +79,7 @@ const envSchema = z.object({
   SSAI_DECISION_THREADS: z.coerce.number().int().min(0).max(16).default(1),
   SSAI_DECISION_NICE: z.coerce.number().int().min(0).max(19).default(10),
   SSAI_BEACON_NICE: z.coerce.number().int().min(0).max(19).default(15),
-  SSAI_FAST_GET: z.enum(['true', 'false']).default('false'),
+  SSAI_FAST_GET: z.enum(['true', 'false']).default('true'),
 });
 
 export interface EngineConfig {
