@@ -22,10 +22,13 @@ export interface DecisionSchedulerDeps {
   deadlineMs?: number;
   random?: () => number;
   /**
-   * Early decisions back off while the event loop lags (default true): false keeps the bound at its maximum. The
-   * playlists are the urgent work; an early decision has seconds of slack before its break enters the window.
+   * Early decisions back off while the event loop lags (default true): false keeps the bound at its maximum (or at
+   * `fixedBound`). The playlists are the urgent work; an early decision has seconds of slack before its break enters
+   * the window.
    */
   adaptive?: boolean;
+  /** with `adaptive: false`, the bound (default its maximum, 256): tests of what goes past it */
+  fixedBound?: number;
   /** decisions of breaks in the window running at once, at most (default 256); the others wait in line */
   maxInWindow?: number;
   /** an early decision was made: one callback for all (a closure per viewer would cost ~120 B while it waits) */
@@ -82,11 +85,22 @@ type Lane = {
   checking: boolean;
   checkedAt: number;
   lastEarlyAt: number;
+  /** when the last held decision was sent: the held line drains no slower than evenly to the end of its head's slack */
+  lastHeldAt: number;
   timer: NodeJS.Timeout | undefined;
   timerAt: number;
 };
 
 const byDue = (e: Entry): number => e.dueAt;
+
+/**
+ * When the held line's head may go past the adaptive bound: the line spread evenly over the time left to its head's
+ * end of slack (its waiting count includes entries taken since, which only hastens it), the end of slack at the latest.
+ */
+function heldDueAt(lane: Lane, head: Entry, now: number): number {
+  const waiting = Math.max(1, lane.held.length - lane.heldHead);
+  return Math.min(head.latest, lane.lastHeldAt + Math.max(0, head.latest - now) / waiting);
+}
 const byLatest = (e: Entry): number => e.latest;
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
@@ -103,6 +117,14 @@ const PROBE_MS = 10;
  * the event loop. The rest wait in line (issue 28: refusing them left 740 of 1,000 joining viewers without their ad).
  */
 const MAX_IN_WINDOW = 256;
+/**
+ * Held decisions past the adaptive bound in flight at most while they drain evenly (at the end of its slack one goes
+ * whatever runs, up to MAX_IN_WINDOW). A no-notice break at 10,000 viewers (bench/ssai-capacity.ts, the ad server on
+ * the same two cores): with 256 in flight a decision took 150-400 ms and 700-1,300 left a second; with 48, 12-25 ms
+ * and up to 3,100. An ad server far away needs more in flight for its rate: they go by the end of their slack, as
+ * before this bound, when all went then.
+ */
+const HELD_SPREAD_IN_FLIGHT = 48;
 const LAG_HIGH_MS = 8;
 const LAG_LOW_MS = 2;
 /** How often a configuration's ad_server_max_rps is read again (the configuration cache's own TTL is 10 s). */
@@ -133,7 +155,7 @@ export class DecisionScheduler {
   constructor(private readonly deps: DecisionSchedulerDeps) {
     this.random = deps.random ?? Math.random;
     this.epoch = deps.now();
-    this.limit = deps.adaptive === false ? MAX_EARLY_IN_FLIGHT : 32;
+    this.limit = deps.adaptive === false ? deps.fixedBound ?? MAX_EARLY_IN_FLIGHT : 32;
     this.depth = { inWindow: deps.metrics.decisionQueue.labels({ kind: 'in_window' }), ahead: deps.metrics.decisionQueue.labels({ kind: 'ahead' }) };
   }
 
@@ -246,7 +268,7 @@ export class DecisionScheduler {
   private laneOf(guid: string): Lane {
     let lane = this.lanes.get(guid);
     if (!lane) {
-      lane = { guid, urgent: [], head: 0, held: [], heldHead: 0, early: [], earlyWaiting: 0, pacer: undefined, capKnown: !this.deps.adServerMaxRps, checking: false, checkedAt: 0, lastEarlyAt: -Infinity, timer: undefined, timerAt: Infinity };
+      lane = { guid, urgent: [], head: 0, held: [], heldHead: 0, early: [], earlyWaiting: 0, pacer: undefined, capKnown: !this.deps.adServerMaxRps, checking: false, checkedAt: 0, lastEarlyAt: -Infinity, lastHeldAt: -Infinity, timer: undefined, timerAt: Infinity };
       this.lanes.set(guid, lane);
       this.readCap(lane);
     }
@@ -325,10 +347,18 @@ export class DecisionScheduler {
       const u = lane.urgent[lane.head];
       const h = lane.held[lane.heldHead];
       if (u && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW)) e = u;
-      // (a held decision goes before the early ones: its break is here; past the bound only one at the end of its slack)
-      else if (h && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW) && (this.inFlight < this.limit || h.latest <= now)) e = h;
+      // (a held decision goes before the early ones: its break is here. Past the bound the held line still drains evenly
+      // to the end of its head's slack: held to the bound and sent at the end of their slack, a no-notice break's
+      // decisions left the ad server idle while the event loop lagged, then went out thousands at once, and their
+      // replies held every playlist behind them: p99 ~650 ms at 10,000 viewers, bench/ssai-capacity.ts)
+      else if (h && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW) && (this.inFlight < this.limit || (heldDueAt(lane, h, now) <= now && (this.inFlight < HELD_SPREAD_IN_FLIGHT || h.latest <= now)))) e = h;
       else {
-        if (h && h.latest > now) this.wake(lane, h.latest - now); // sent by the end of its slack, bound or not
+        if (h && h.latest > now) {
+          // sent evenly, by the end of its slack at the latest (due already: the running ones are at their bound, and
+          // one ending pumps again)
+          const due = heldDueAt(lane, h, now);
+          this.wake(lane, (due > now ? due : h.latest) - now);
+        }
         const x = lane.early[0];
         // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
         // decision past the moment its break needs it).
@@ -350,7 +380,12 @@ export class DecisionScheduler {
         if (wait > 0) { this.wake(lane, wait); break; }
         lane.pacer.take(t);
       }
-      if (e === h) { lane.heldHead++; this.heldWaiting--; }
+      if (e === h) {
+        // (past the bound the next counts from this one's moment, as early ones do; under it, from now)
+        lane.lastHeldAt = this.inFlight < this.limit ? now : Math.max(heldDueAt(lane, h, now), now - 100);
+        lane.heldHead++;
+        this.heldWaiting--;
+      }
       else if (e.urgent) lane.head++;
       else { heapPop(lane.early, byLatest); lane.earlyWaiting--; lane.lastEarlyAt = earlyAt; }
       this.run(e, now);

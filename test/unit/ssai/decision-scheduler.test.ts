@@ -231,6 +231,42 @@ describe('decision scheduler', () => {
     s.close();
   });
 
+  it('drains held decisions past the bound evenly over their slack, not all at its end', async () => {
+    vi.useFakeTimers();
+    let running = 0;
+    let most = 0;
+    const { s, calls } = scheduler(() => {
+      most = Math.max(most, ++running);
+      return new Promise<AvailRecord>((r) => setTimeout(() => { running--; r(record()); }, 20));
+    }, { adaptive: false, fixedBound: 8, deadlineMs: 100, maxInWindow: 2000 });
+    // a no-notice break: 1,000 viewers' playlists went out without it within 10 ms, each decision may wait 1 s; the
+    // bound (8 at a time, 20 ms each) alone would send 400 a second
+    for (let i = 0; i < 1000; i++) {
+      void s.inWindow({ session: { id: `h${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 5000, 1000);
+      if (i % 100 === 99) await vi.advanceTimersByTimeAsync(1);
+    }
+    await vi.advanceTimersByTimeAsync(490);
+    // half their slack: about half of them (the bound alone ~200; held to the end of their slack, nothing more)
+    expect(calls.decide).toBeGreaterThan(400);
+    expect(calls.decide).toBeLessThan(750);
+    await vi.advanceTimersByTimeAsync(520);
+    expect(calls.decide).toBe(1000);
+    expect(most).toBeLessThanOrEqual(48 + 8);
+    s.close();
+  });
+
+  it('holds at most 48 held decisions in flight past the bound until the end of their slack', async () => {
+    vi.useFakeTimers();
+    const { s, calls } = scheduler(() => new Promise<AvailRecord>(() => undefined), { adaptive: false, fixedBound: 8, deadlineMs: 100, maxInWindow: 2000 });
+    for (let i = 0; i < 300; i++) void s.inWindow({ session: { id: `h${i}` } as SessionRecord, adServer: 'x', avail, targetDuration: 2 }, 5000, 1000);
+    // none answers: the bound's 8, then the even drain up to 48 in flight
+    await vi.advanceTimersByTimeAsync(900);
+    expect(calls.decide).toBe(48);
+    await vi.advanceTimersByTimeAsync(110);
+    expect(calls.decide).toBe(300); // the end of their slack: every one goes
+    s.close();
+  });
+
   it('sends a held decision first once a playlist waits for it, before the early ones', async () => {
     vi.useFakeTimers();
     const started: string[] = [];
