@@ -18,7 +18,7 @@
 // SSAI_CAPACITY_CUT=0: playlists wait for a break still being decided instead of ending before it (the ssai part's
 // cutBeforeUndecidedBreaks, on by default).
 // SSAI_CAPACITY_TIMELINE=1: prints the tail, CPU (each engine thread's, with its wait for a core) and the decisions sent
-// by second of the break cycle. SSAI_CAPACITY_PROFILE=dir: a CPU profile of the engine's main thread;
+// by second of the break cycle, with the decisions in flight and how long one took. SSAI_CAPACITY_PROFILE=dir: a CPU profile of the engine's main thread;
 // SSAI_CAPACITY_ALLOCATIONS=dir: where it allocates (collected objects too). SSAI_DECISION_NICE / SSAI_BEACON_NICE / SSAI_FAST_GET set here reach the engine (else its defaults).
 // SSAI_CAPACITY_MODES=stitched,guided (issue 30 point 6): each level in each insertion mode. Guided viewers reload the
 // shared playlist (HLS Interstitials) and fetch each break's asset list once, as hls.js does; their fill is the share of
@@ -373,12 +373,12 @@ async function main(): Promise<void> {
       const engineStalls = watchStalls(() => loadStart);
       // SSAI_CAPACITY_TIMELINE=1: every 500 ms the engine's main-thread CPU, its decisions and retirements, to lay the
       // latency tail over the break cycle (printed by phase at the end of the level).
-      const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number }> = [];
+      const samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number; inFlight: number; decidedS: number; decided: number }> = [];
       const sampler = process.env.SSAI_CAPACITY_TIMELINE ? setInterval(() => {
         void (async () => {
           const text = await (await fetch(`${engine.url}/metrics`)).text();
           const c = process.cpuUsage();
-          samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), sent: metric(text, 'ssai_ad_server_requests_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total') });
+          samples.push({ at: Date.now(), elu: perfHooks.eventLoopUtilization(),  mainMs: await mainThreadCpuMs(), allMs: (c.user + c.system) / 1000, worldMs: await worldCpuMs(), sent: metric(text, 'ssai_ad_server_requests_total'), slow: metric(text, 'ssai_request_duration_seconds_count{kind="media"}') - metric(text, 'ssai_request_duration_seconds_bucket{le="0.05",kind="media"}'), retired: metric(text, 'ssai_breaks_retired_total'), inFlight: metric(text, 'ssai_decisions_in_flight'), decidedS: metric(text, 'ssai_decision_duration_seconds_sum'), decided: metric(text, 'ssai_decision_duration_seconds_count') });
         })();
       }, 500) : undefined;
       // SSAI_CAPACITY_PROFILE=dir: a CPU profile of this process's main thread (the one answering playlists) over the
@@ -511,13 +511,13 @@ async function main(): Promise<void> {
  * cores, and each engine thread's cores and, in brackets, the share of the time it waited for a core (a thread that
  * waits while the loop is busy is starved by the others, not slow).
  */
-function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number }>,
+function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: EventLoopUtilization; mainMs: number; allMs: number; worldMs: number; sent: number; slow: number; retired: number; inFlight: number; decidedS: number; decided: number }>,
   threadSamples: ThreadSample[], phaseOf: (wallMs: number) => number): void {
-  type Row = { p99: number[]; late: number[]; active: number; cpu: number; other: number; world: number; sent: number; slow: number; retired: number; span: number; threads: Map<string, { cpu: number; wait: number }>; threadSpan: number };
+  type Row = { p99: number[]; late: number[]; active: number; cpu: number; other: number; world: number; sent: number; slow: number; retired: number; span: number; threads: Map<string, { cpu: number; wait: number }>; threadSpan: number; inFlight: number; inFlightSamples: number; decidedS: number; decided: number };
   const rows = new Map<number, Row>();
   const row = (k: number): Row => {
     let r = rows.get(k);
-    if (!r) rows.set(k, r = { p99: [], late: [], active: 0, cpu: 0, other: 0, world: 0, sent: 0, slow: 0, retired: 0, span: 0, threads: new Map(), threadSpan: 0 });
+    if (!r) rows.set(k, r = { p99: [], late: [], active: 0, cpu: 0, other: 0, world: 0, sent: 0, slow: 0, retired: 0, span: 0, threads: new Map(), threadSpan: 0, inFlight: 0, inFlightSamples: 0, decidedS: 0, decided: 0 });
     return r;
   };
   for (const x of proxy.bySecond) {
@@ -529,6 +529,7 @@ function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: Even
     const a = samples[i - 1]!, b = samples[i]!;
     const r = row(phaseOf((a.at + b.at) / 2));
     r.active += b.elu.active - a.elu.active; r.cpu += b.mainMs - a.mainMs; r.other += (b.allMs - a.allMs) - (b.mainMs - a.mainMs); r.world += b.worldMs - a.worldMs; r.sent += b.sent - a.sent; r.slow += b.slow - a.slow; r.retired += b.retired - a.retired; r.span += b.at - a.at;
+    r.inFlight += b.inFlight; r.inFlightSamples++; r.decidedS += b.decidedS - a.decidedS; r.decided += b.decided - a.decided;
   }
   for (let i = 1; i < threadSamples.length; i++) {
     const a = threadSamples[i - 1]!, b = threadSamples[i]!;
@@ -541,12 +542,12 @@ function printTimeline(proxy: LoadResult, samples: Array<{ at: number; elu: Even
       r.threads.set(thread, t);
     }
   }
-  process.stderr.write('phase s | p99 ms by second of the run | of which the load generator sent late (p99) | event loop busy | cores: engine main thread, its other threads, origin + ad server | engine threads: cores (waiting for a core) | decisions sent/s | retired/s | media replies over 50 ms in the engine\n');
+  process.stderr.write('phase s | p99 ms by second of the run | of which the load generator sent late (p99) | event loop busy | cores: engine main thread, its other threads, origin + ad server | engine threads: cores (waiting for a core) | decisions sent/s | decisions in flight (mean of samples) | ms a decision took (mean) | retired/s | media replies over 50 ms in the engine\n');
   for (const [k, r] of [...rows].sort((a, b) => a[0] - b[0])) {
     const per = (n: number) => (r.span ? Math.round((n / r.span) * 1000) : 0);
     const threads: ThreadShares = {};
     for (const [thread, t] of r.threads) threads[thread] = shareOf(t.cpu, t.wait, r.threadSpan);
-    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${r.threadSpan ? threadCell(threads) : '-'} | ${per(r.sent)} | ${per(r.retired)} | ${r.slow}\n`);
+    process.stderr.write(`${k} | ${r.p99.join(' ')} | ${r.late.join(' ')} | ${r.span ? (r.active / r.span).toFixed(2) : '-'} | ${r.span ? [r.cpu, r.other, r.world].map((x) => (x / r.span).toFixed(2)).join(' ') : '-'} | ${r.threadSpan ? threadCell(threads) : '-'} | ${per(r.sent)} | ${r.inFlightSamples ? Math.round(r.inFlight / r.inFlightSamples) : '-'} | ${r.decided ? Math.round((r.decidedS / r.decided) * 1000) : '-'} | ${per(r.retired)} | ${r.slow}\n`);
   }
 }
 

@@ -30,6 +30,10 @@ export interface SsaiMetrics {
   adServerRequests: Counter;
   /** decisions waiting for their turn (a slot under the configuration's ad_server_max_rps, or a free decision) */
   decisionQueue: Gauge<'kind'>;
+  /** decisions sent and not yet answered, and how long each took from its send to its record (stop 54: a crowd's
+   * decisions queue on the machine's cores as well as at the ad server, and more in flight then only waits longer) */
+  decisionsInFlight: Gauge;
+  decisionSeconds: Histogram;
   /** live playlists that ended before a break still being decided instead of waiting for it (issue 28 point 2) */
   playlistsCut: Counter;
   /** live breaks kept in their retired form once long out of the window (issue 19 point 4) */
@@ -77,6 +81,8 @@ export function createSsaiMetrics(registry: Registry): SsaiMetrics {
     decisionsLate: new Counter({ name: 'ssai_decisions_late_total', help: 'Ad decisions that missed their deadline: the break plays slate or content', registers: [registry] }),
     decisionsAheadLate: new Counter({ name: 'ssai_decisions_ahead_late_total', help: 'Decisions of breaks announced ahead not made by the end of their lead (held by ad_server_max_rps or a busy process): their playlists wait for them as for a break in the window', registers: [registry] }),
     adServerRequests: new Counter({ name: 'ssai_ad_server_requests_total', help: 'Ad decisions sent to the ad server (a wrapper chain counts once): its requests per second are the rate of this', registers: [registry] }),
+    decisionsInFlight: new Gauge({ name: 'ssai_decisions_in_flight', help: 'Ad decisions sent to the ad server and not yet answered', registers: [registry] }),
+    decisionSeconds: new Histogram({ name: 'ssai_decision_duration_seconds', help: 'Ad decisions from their send to the ad server to their stored record (the ad server, the VAST chain, the creatives and the wait for a core)', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [registry] }),
     decisionQueue: new Gauge({ name: 'ssai_decision_queue_depth', help: 'Ad decisions waiting for their turn: in_window (a playlist waits, up to the decision deadline), ahead (a break announced ahead, spread over its lead)', labelNames: ['kind'] as const, registers: [registry] }),
     playlistsCut: new Counter({ name: 'ssai_playlists_cut_total', help: 'Live playlists answered at once, ending before a break whose decision was still running (its ads listed on a later reload)', registers: [registry] }),
     breaksRetired: new Counter({ name: 'ssai_breaks_retired_total', help: 'Live breaks long out of the window reduced to what later numbering needs', registers: [registry] }),

@@ -16,7 +16,7 @@ import type { SsaiMetrics } from '../metrics.js';
 
 export interface DecisionSchedulerDeps {
   planner: Pick<AdPlanner, 'recordFor' | 'lateRecord'>;
-  metrics: Pick<SsaiMetrics, 'decisionsEarly' | 'decisionsLate' | 'decisionsAheadLate' | 'adServerRequests' | 'decisionQueue'>;
+  metrics: Pick<SsaiMetrics, 'decisionsEarly' | 'decisionsLate' | 'decisionsAheadLate' | 'adServerRequests' | 'decisionQueue' | 'decisionsInFlight' | 'decisionSeconds'>;
   now: () => number;
   /** how long a playlist waits for the decision of a break in its window (default: unbounded) */
   deadlineMs?: number;
@@ -423,6 +423,8 @@ export class DecisionScheduler {
       if (now > e.latest) this.deps.metrics.decisionsAheadLate.inc();
     }
     this.deps.metrics.adServerRequests.inc();
+    this.deps.metrics.decisionsInFlight.inc();
+    const sentAt = performance.now();
     const { task } = e;
     this.deps.planner.recordFor(task.session, task.adServer, task.avail, task.targetDuration, task.shape, task.policies)
       .then((r) => {
@@ -431,6 +433,8 @@ export class DecisionScheduler {
         e.outcome?.resolve(r);
       }, (err: unknown) => { e.outcome?.reject(err); })
       .finally(() => {
+        this.deps.metrics.decisionsInFlight.dec();
+        this.deps.metrics.decisionSeconds.observe((performance.now() - sentAt) / 1000);
         e.state = DONE;
         if (urgent) this.inWindowRunning--;
         if (!urgent || held) this.inFlight--;

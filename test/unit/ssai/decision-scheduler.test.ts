@@ -235,7 +235,7 @@ describe('decision scheduler', () => {
     vi.useFakeTimers();
     let running = 0;
     let most = 0;
-    const { s, calls } = scheduler(() => {
+    const { s, calls, metrics } = scheduler(() => {
       most = Math.max(most, ++running);
       return new Promise<AvailRecord>((r) => setTimeout(() => { running--; r(record()); }, 20));
     }, { adaptive: false, fixedBound: 8, deadlineMs: 100, maxInWindow: 2000 });
@@ -252,6 +252,11 @@ describe('decision scheduler', () => {
     await vi.advanceTimersByTimeAsync(520);
     expect(calls.decide).toBe(1000);
     expect(most).toBeLessThanOrEqual(48 + 8);
+    expect((await metrics.decisionsInFlight.get()).values[0]?.value).toBeGreaterThan(0);
+    await vi.advanceTimersByTimeAsync(30);
+    // every one answered: none in flight, each timed
+    expect((await metrics.decisionsInFlight.get()).values[0]?.value).toBe(0);
+    expect((await metrics.decisionSeconds.get()).values.find((v) => v.metricName === 'ssai_decision_duration_seconds_count')?.value).toBe(1000);
     s.close();
   });
 
