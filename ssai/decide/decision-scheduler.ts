@@ -92,6 +92,7 @@ type Lane = {
 };
 
 const byDue = (e: Entry): number => e.dueAt;
+const byLatest = (e: Entry): number => e.latest;
 
 /**
  * When the held line's head may go past the adaptive bound: the line spread evenly over the time left to its head's
@@ -101,7 +102,6 @@ function heldDueAt(lane: Lane, head: Entry, now: number): number {
   const waiting = Math.max(1, lane.held.length - lane.heldHead);
   return Math.min(head.latest, lane.lastHeldAt + Math.max(0, head.latest - now) / waiting);
 }
-const byLatest = (e: Entry): number => e.latest;
 
 /** Early decisions running at once, at most: a burst of due decisions queues here instead of opening sockets. */
 const MAX_EARLY_IN_FLIGHT = 256;
@@ -346,18 +346,18 @@ export class DecisionScheduler {
       let earlyAt = now;
       const u = lane.urgent[lane.head];
       const h = lane.held[lane.heldHead];
+      const heldDue = h ? heldDueAt(lane, h, now) : Infinity;
       if (u && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW)) e = u;
       // (a held decision goes before the early ones: its break is here. Past the bound the held line still drains evenly
       // to the end of its head's slack: held to the bound and sent at the end of their slack, a no-notice break's
       // decisions left the ad server idle while the event loop lagged, then went out thousands at once, and their
       // replies held every playlist behind them: p99 ~650 ms at 10,000 viewers, bench/ssai-capacity.ts)
-      else if (h && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW) && (this.inFlight < this.limit || (heldDueAt(lane, h, now) <= now && (this.inFlight < HELD_SPREAD_IN_FLIGHT || h.latest <= now)))) e = h;
+      else if (h && this.inWindowRunning < (this.deps.maxInWindow ?? MAX_IN_WINDOW) && (this.inFlight < this.limit || (heldDue <= now && (this.inFlight < HELD_SPREAD_IN_FLIGHT || h.latest <= now)))) e = h;
       else {
         if (h && h.latest > now) {
           // sent evenly, by the end of its slack at the latest (due already: the running ones are at their bound, and
           // one ending pumps again)
-          const due = heldDueAt(lane, h, now);
-          this.wake(lane, (due > now ? due : h.latest) - now);
+          this.wake(lane, (heldDue > now ? heldDue : h.latest) - now);
         }
         const x = lane.early[0];
         // Past the adaptive bound only a decision at the end of its slack starts (the bound smooths, never postpones a
@@ -382,7 +382,7 @@ export class DecisionScheduler {
       }
       if (e === h) {
         // (past the bound the next counts from this one's moment, as early ones do; under it, from now)
-        lane.lastHeldAt = this.inFlight < this.limit ? now : Math.max(heldDueAt(lane, h, now), now - 100);
+        lane.lastHeldAt = this.inFlight < this.limit ? now : Math.max(heldDue, now - 100);
         lane.heldHead++;
         this.heldWaiting--;
       }
